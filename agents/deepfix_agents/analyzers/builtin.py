@@ -1,0 +1,50 @@
+"""The built-in analyzers of DeepFix's architecture (paper II-A2), plus two of ours."""
+
+from __future__ import annotations
+
+from deepfix_agents.analyzers import register_analyzer
+from deepfix_agents.analyzers._base import RuleSourceAnalyzer
+
+
+@register_analyzer
+class DatasetAnalyzer(RuleSourceAnalyzer):
+    id = "dataset"
+    description = (
+        "Dataset statistics: class balance, nulls, cardinality, constant columns, "
+        "duplicates, scale of features, split sizes and split comparison."
+    )
+    source = "dataset"
+
+
+@register_analyzer
+class DeepchecksAnalyzer(RuleSourceAnalyzer):
+    id = "deepchecks"
+    description = "Deepchecks outcomes and their values: integrity, drift, performance checks."
+    source = "deepchecks"
+
+
+@register_analyzer
+class ModelCheckpointAnalyzer(RuleSourceAnalyzer):
+    id = "model"
+    description = (
+        "Model metadata and behaviour: flavor, class, hyperparameters, pipeline steps, "
+        "whether preprocessing is inside the model, output type versus task, scores."
+    )
+    source = "model"
+
+
+@register_analyzer
+class BaselineAnalyzer(RuleSourceAnalyzer):
+    id = "baseline"
+    description = (
+        "The baseline ladder: dummy, linear and small-tree models cross-validated on the "
+        "training data, compared with the user's model on test."
+    )
+    source = "baseline"
+
+
+@register_analyzer
+class RuntimeAnalyzer(RuleSourceAnalyzer):
+    id = "runtime"
+    description = "Crash diagnosis: runtime information captured when the model's predict failed."
+    source = "runtime"

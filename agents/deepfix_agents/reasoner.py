@@ -1,0 +1,123 @@
+"""The cross-artifact reasoner: signals from every analyzer -> ranked root causes.
+
+1. **Aggregate**: signals are grouped by category; each category's rule turns its
+   group into one hypothesis (one finding per root cause, with every piece of
+   evidence that supports it, not one finding per failed check).
+2. **Explain symptoms by causes**: a rule lists in ``explains`` the categories that
+   are symptoms of it (label drift explains a poor score that would otherwise read as
+   underfitting; class imbalance explains all-one-class predictions). When a cause is
+   found at ``medium`` or above, each symptom it explains is folded into it: the
+   symptom's evidence joins the cause's, the cause takes the higher of the two
+   severities (the consequence is what the user suffers), and the symptom is no longer
+   reported on its own. Causes are processed most urgent first, so chains resolve
+   deterministically.
+3. **Rank** with :mod:`deepfix_agents.scoring`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from deepfix_agents.rules import RULES
+from deepfix_agents.scoring import combine_confidence, rank, rank_key
+from deepfix_agents.signals import Signal
+from mlflow_deepfix.schemas import (
+    CATEGORIES,
+    CATEGORY_LAYERS,
+    ArtifactData,
+    Evidence,
+    Finding,
+    severity_rank,
+)
+
+logger = logging.getLogger(__name__)
+
+#: a cause must be at least this severe to absorb its symptoms
+MIN_CAUSE_SEVERITY = "medium"
+MAX_EVIDENCE = 8
+
+
+def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
+    """One finding per category that has signals and a registered rule (info dropped)."""
+    grouped: dict[str, list[Signal]] = defaultdict(list)
+    for signal in signals:
+        grouped[signal.category].append(signal)
+    findings = []
+    for category in sorted(grouped, key=CATEGORIES.index):
+        if category not in RULES:
+            logger.warning("signals for %s have no rule; ignored", category)
+            continue
+        rule = RULES.get(category)()
+        group = sorted(grouped[category], key=lambda s: (-s.score, -s.confidence, s.source))
+        severity = rule.severity(group, artifact)
+        if severity == "info":
+            continue
+        findings.append(
+            Finding(
+                category=category,
+                layer=CATEGORY_LAYERS[category],
+                title=rule.title(group, artifact),
+                severity=severity,
+                confidence=rule.confidence(group),
+                evidence=_dedupe([s.evidence for s in group])[:MAX_EVIDENCE],
+                explanation=rule.explanation(group, artifact),
+                fixes=rule.fix_list(group, artifact),
+            )
+        )
+    return findings
+
+
+def explain_symptoms(findings: list[Finding]) -> list[Finding]:
+    """Fold symptom findings into the root causes that explain them."""
+    by_category = {f.category: f for f in findings}
+    absorbed: set[str] = set()
+    for cause in sorted(findings, key=rank_key):
+        if cause.category in absorbed:
+            continue
+        if severity_rank(cause.severity) > severity_rank(MIN_CAUSE_SEVERITY):
+            continue
+        rule = RULES.get(cause.category)
+        current = by_category[cause.category]
+        for symptom_id in rule.explains:
+            symptom = by_category.get(symptom_id)
+            if symptom is None or symptom_id in absorbed:
+                continue
+            absorbed.add(symptom_id)
+            current = _fold(current, symptom)
+        by_category[cause.category] = current
+    return [by_category[f.category] for f in findings if f.category not in absorbed]
+
+
+def _fold(cause: Finding, symptom: Finding) -> Finding:
+    severity = min(cause.severity, symptom.severity, key=severity_rank)
+    marked = [
+        e.model_copy(update={"detail": f"symptom ({symptom.category}): {e.detail}"})
+        for e in symptom.evidence
+    ]
+    evidence = _dedupe(cause.evidence + marked)[:MAX_EVIDENCE]
+    confidence = combine_confidence([cause.confidence, 0.25 * symptom.confidence])
+    note = f" It also explains a symptom that was observed: {symptom.title[0].lower()}{symptom.title[1:]}."
+    return cause.model_copy(
+        update={
+            "severity": severity,
+            "confidence": confidence,
+            "evidence": evidence,
+            "explanation": cause.explanation + note,
+        }
+    )
+
+
+def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
+    seen, unique = set(), []
+    for item in evidence:
+        key = (item.source, item.check, item.detail)
+        if key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique
+
+
+def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
+    """Aggregate, explain and rank: the full reasoner."""
+    return rank(explain_symptoms(hypotheses(signals, artifact)))

@@ -1,0 +1,111 @@
+"""class_imbalance: a rare class with no correction."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: share of the rarest class -> impact score (before correction and impact adjustments)
+MINORITY_SCORE = ((0.01, 0.6), (0.03, 0.5), (0.05, 0.4), (0.1, 0.25), (0.2, 0.0))
+
+
+def _minority(distribution: dict[str, float]) -> tuple[str, float] | None:
+    if len(distribution) < 2:
+        return None
+    label, share = min(distribution.items(), key=lambda kv: (kv[1], kv[0]))
+    return label, share
+
+
+def _corrected(artifact) -> bool:
+    params = artifact.model.hyperparameters
+    weight = params.get("class_weight")
+    return weight not in (None, "None") or params.get("scale_pos_weight") not in (None, 1, "None")
+
+
+@register_rule
+class ClassImbalance(Rule):
+    id = "class_imbalance"
+    name = "A rare class is not corrected for"
+    detects = (
+        "A class that makes up a small share of the training labels while the model applies "
+        "no correction (class weights, resampling, threshold)."
+    )
+    why = (
+        "Minimising average error, the model learns that ignoring the rare class is cheap: "
+        "accuracy looks fine while the class you usually care about (fraud, disease, churn) "
+        "is missed."
+    )
+    example = "3% of transactions are fraud; the model predicts 'not fraud' for everything."
+    fixes = (
+        "Weight the classes: `LogisticRegression(class_weight='balanced')`, "
+        "`RandomForestClassifier(class_weight='balanced')`, or `sample_weight` in `fit`.",
+        "Keep the class ratio in every split with `StratifiedShuffleSplit` / `StratifiedKFold`.",
+        "Tune the decision threshold on validation data (precision-recall curve) instead of "
+        "using 0.5.",
+        "Judge the model with metrics that see the rare class: recall/precision per class, "
+        "balanced accuracy, PR-AUC, not plain accuracy.",
+        "If the rare class is truly underrepresented, collect more of it or resample the "
+        "training split only (e.g. imbalanced-learn's `RandomOverSampler` inside a pipeline).",
+    )
+    severity_policy = (
+        "Base score from the rarest class's share of train: 1% -> 0.6, 3% -> 0.5, 5% -> 0.4, "
+        "10% -> 0.25, >= 20% -> 0. Halved when the model sets class weights. +0.3 when the "
+        "model predicts the rare class for under a quarter of its true share on test (impact)."
+    )
+    explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
+    checks = ("Class Imbalance",)
+
+    def detect_dataset(self, artifact):
+        if artifact.task == "regression":
+            return
+        split = artifact.dataset.train or artifact.dataset.test
+        found = _minority(split.label_distribution)
+        if found is None:
+            return
+        label, share = found
+        score = interp(share, MINORITY_SCORE)
+        if score <= 0:
+            return
+        corrected = _corrected(artifact)
+        if corrected:
+            score *= 0.5
+        predicted = artifact.performance.prediction_distribution.get(label)
+        missed = predicted is not None and predicted < 0.25 * share
+        if missed and not corrected:
+            score += 0.3
+        detail = f"class {label!r} is {pct(share)} of the {split.name} labels"
+        if corrected:
+            detail += " (the model sets class weights)"
+        if predicted is not None:
+            detail += f"; the model predicts it for {pct(predicted)} of test rows"
+        yield self.signal(
+            "dataset",
+            score=score,
+            confidence=0.9 if missed else 0.7,
+            detail=detail,
+            value=share,
+            label=label,
+            share=share,
+            predicted=predicted,
+        )
+
+    def title(self, signals, artifact):
+        label, share = self.fact(signals, "label"), self.fact(signals, "share")
+        if label is None:
+            return self.name
+        predicted = self.fact(signals, "predicted")
+        suffix = (
+            f" and the model almost never predicts it ({pct(predicted)})"
+            if predicted is not None and predicted < 0.25 * share
+            else ""
+        )
+        return f"Class {label!r} is only {pct(share)} of the training labels{suffix}"
+
+    def explanation(self, signals, artifact):
+        label, share = self.fact(signals, "label", "?"), self.fact(signals, "share", 0.0)
+        return (
+            f"Only {pct(share)} of the training rows belong to class {label!r}. Without class "
+            "weights or resampling, a model minimises its average error by mostly predicting "
+            "the common class, so the rare one, often the one that matters, is missed while "
+            "overall accuracy still looks good."
+        )

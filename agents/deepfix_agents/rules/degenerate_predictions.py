@@ -1,0 +1,102 @@
+"""degenerate_predictions: one class or one value predicted for (almost) everything."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: share of the most predicted class, beyond the true majority share -> score
+EXCESS_SCORE = ((0.05, 0.0), (0.15, 0.4), (0.3, 0.7), (0.45, 0.9))
+SPREAD_SCORE = ((0.02, 0.9), (0.1, 0.6), (0.25, 0.3), (0.4, 0.0))
+
+
+@register_rule
+class DegeneratePredictions(Rule):
+    id = "degenerate_predictions"
+    name = "The model predicts (almost) the same output for every row"
+    detects = (
+        "Predictions collapsed onto one class (classification) or onto a narrow band of "
+        "values (regression), far from the variety of the true labels."
+    )
+    why = (
+        "A model that always answers the same thing has learned nothing usable; whatever "
+        "its headline score, its predictions carry no information about the input."
+    )
+    example = (
+        "A pipeline step zeroes every feature, and the classifier predicts 'no' for 100% of "
+        "rows although 40% of labels are 'yes'."
+    )
+    fixes = (
+        "Inspect the inputs the model receives at inference: print `model[:-1].transform(X)` "
+        "stats, check for all-zero/NaN/constant columns and for a missing scaler or encoder.",
+        "Check that training converged (e.g. `max_iter`, learning rate) and is not over-"
+        "regularised (`C`, `alpha`), and compare with a `DummyClassifier` baseline.",
+        "If one class dominates the labels, use class weights or resampling and judge with "
+        "per-class recall.",
+    )
+    severity_policy = (
+        "Classification: the share of the most predicted class minus its true share on test: "
+        "+0.15 -> 0.4, +0.3 -> 0.7, +0.45 -> 0.9, and at least 0.8 when one class takes >= 99% "
+        "of predictions while the true labels are varied. Regression: std(pred)/std(y) on test: "
+        "0.02 -> 0.9, 0.1 -> 0.6, 0.25 -> 0.3."
+    )
+
+    def detect_model(self, artifact):
+        performance = artifact.performance
+        if artifact.task == "regression":
+            ratio = performance.prediction_spread_ratio
+            if ratio is None:
+                return
+            score = interp(ratio, SPREAD_SCORE)
+            if score > 0:
+                yield self.signal(
+                    "model",
+                    score=score,
+                    confidence=0.85,
+                    detail=f"the spread of predictions is {ratio:.2f}x the spread of the target",
+                    value=ratio,
+                    spread=ratio,
+                )
+            return
+        predicted = performance.prediction_distribution
+        truth = artifact.dataset.test.label_distribution
+        if not predicted or not truth:
+            return
+        label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
+        true_share = truth.get(label, 0.0)
+        excess = share - true_share
+        score = interp(excess, EXCESS_SCORE)
+        if share >= 0.99 and max(truth.values()) < 0.95:
+            score = max(score, 0.8)
+        if score <= 0:
+            return
+        yield self.signal(
+            "model",
+            score=score,
+            confidence=0.9,
+            detail=(
+                f"{pct(share)} of test predictions are {label!r} while {pct(true_share)} of test "
+                "labels are"
+            ),
+            value=share,
+            label=label,
+            share=share,
+            true_share=true_share,
+        )
+
+    def title(self, signals, artifact):
+        label, share = self.fact(signals, "label"), self.fact(signals, "share")
+        if label is not None:
+            return f"The model predicts {label!r} for {pct(share)} of test rows"
+        spread = self.fact(signals, "spread")
+        if spread is not None:
+            return f"Predictions barely vary: their spread is {spread:.2f}x that of the target"
+        return self.name
+
+    def explanation(self, signals, artifact):
+        return (
+            "The model gives (nearly) the same answer whatever the input, so its predictions "
+            "carry almost no information. Typical causes: inputs transformed differently than in "
+            "training (a missing scaler or encoder), a training run that did not converge or is "
+            "over-regularised, or a rare class the model learned to ignore."
+        )

@@ -1,0 +1,109 @@
+"""label_drift: the label distribution differs between splits (unrepresentative split)."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: total variation distance between train and test label distributions -> score
+TVD_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.45), (0.25, 0.7), (0.4, 0.9))
+#: Deepchecks' label drift score (Cramer's V / Earth Mover's distance) -> score
+DRIFT_SCORE = ((0.1, 0.0), (0.15, 0.25), (0.25, 0.5), (0.4, 0.75), (0.6, 0.9))
+
+
+def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
+    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in set(a) | set(b))
+
+
+@register_rule
+class LabelDrift(Rule):
+    id = "label_drift"
+    name = "Label distribution differs between train and test"
+    detects = (
+        "Class proportions (or the target's distribution) that differ markedly between the "
+        "training and evaluation splits."
+    )
+    why = (
+        "The test set does not represent the population the model was trained for (or vice "
+        "versa), so the test score is not comparable with training and poor results can be a "
+        "split artefact rather than a model weakness."
+    )
+    example = (
+        "The data file is sorted by label and split without shuffling: train is 80% class 0, "
+        "test is 70% class 1."
+    )
+    fixes = (
+        "Split with stratification: `train_test_split(X, y, stratify=y, shuffle=True)` or "
+        "`StratifiedShuffleSplit`.",
+        "If the shift is real (the population changed), retrain on recent data and monitor the "
+        "label distribution in production.",
+        "When priors legitimately differ, recalibrate probabilities or adjust the decision "
+        "threshold to the deployment prevalence.",
+    )
+    severity_policy = (
+        "Classification: total variation distance between class shares, 0.1 -> 0.25, 0.15 -> "
+        "0.45, 0.25 -> 0.7, 0.4 -> 0.9. Regression (and corroboration): Deepchecks' Label Drift "
+        "score 0.15 -> 0.25, 0.25 -> 0.5, 0.4 -> 0.75."
+    )
+    explains = (
+        "underfitting",
+        "prediction_drift",
+        "weak_segment",
+        "poor_calibration",
+        "decision_threshold",
+        "overfitting",
+        "class_imbalance",
+    )
+    checks = ("Label Drift",)
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        if dataset.train is None or artifact.task == "regression":
+            return
+        train, test = dataset.train.label_distribution, dataset.test.label_distribution
+        if not train or not test:
+            return
+        distance = total_variation(train, test)
+        score = interp(distance, TVD_SCORE)
+        if score <= 0:
+            return
+        moved = max(set(train) | set(test), key=lambda k: (abs(train.get(k, 0) - test.get(k, 0)), k))
+        yield self.signal(
+            "dataset",
+            score=score,
+            confidence=0.9,
+            detail=(
+                f"class {moved!r} is {pct(train.get(moved, 0.0))} of train labels but "
+                f"{pct(test.get(moved, 0.0))} of test labels (total variation {distance:.2f})"
+            ),
+            value=distance,
+            label=moved,
+            train_share=train.get(moved, 0.0),
+            test_share=test.get(moved, 0.0),
+        )
+
+    def detect_deepchecks(self, artifact):
+        check = artifact.check("Label Drift")
+        if check is None or check.value is None:
+            return
+        score = interp(check.value, DRIFT_SCORE)
+        if check.outcome == "not_passed" and score > 0:
+            yield self.check_signal(check, score=score, confidence=0.75, drift=check.value)
+
+    def title(self, signals, artifact):
+        label = self.fact(signals, "label")
+        if label is not None:
+            return (
+                f"Class {label!r} is {pct(self.fact(signals, 'train_share'))} of train labels but "
+                f"{pct(self.fact(signals, 'test_share'))} of test labels"
+            )
+        return f"The target's distribution drifts between train and test (score {self.fact(signals, 'drift', 0):.2f})"
+
+    def explanation(self, signals, artifact):
+        return (
+            "Train and test do not contain the same mix of outcomes, so they do not describe the "
+            "same population. Scores measured on such a test set are hard to interpret, and "
+            "weak results may come from the split rather than from the model; this typically "
+            "happens when data sorted by label or time is split without shuffling or "
+            "stratification."
+        )

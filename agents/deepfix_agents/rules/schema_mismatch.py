@@ -1,0 +1,144 @@
+"""schema_mismatch: columns or types differ between splits or from what the model expects."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule
+
+_COLUMN_WORDS = ("column", "feature", "not in index", "missing", "keyerror", "schema", "names")
+
+
+@register_rule
+class SchemaMismatch(Rule):
+    id = "schema_mismatch"
+    name = "Columns or types do not match"
+    detects = (
+        "Columns present in one split but not the other, columns whose dtype changed between "
+        "splits, or inference data that lacks columns the model expects (often a crash)."
+    )
+    why = (
+        "The model reads features by name and type. A renamed, dropped or retyped column "
+        "either crashes prediction or, worse, is silently filled or misread, so the model "
+        "scores garbage."
+    )
+    example = (
+        "The training table has `age` (int); the evaluation export renamed it to `Age` and "
+        "stores it as text, so `predict` fails with \"columns are missing: {'age'}\"."
+    )
+    fixes = (
+        "Align the evaluation data with the model signature: same column names, order and "
+        "dtypes (`mlflow.models.infer_signature(X_train)` documents them; "
+        "`X_test = X_test[signature_cols].astype(train_dtypes)`).",
+        "Build train and test from the same loading/feature code, and validate the schema at "
+        "the boundary (e.g. pandera or a dtype assertion) before predicting.",
+        "Log the model with a signature so MLflow enforces the schema and names the offending "
+        "column at inference time.",
+    )
+    severity_policy = (
+        "A predict crash that names missing/unknown columns, or expected columns absent from the "
+        "data: 0.95. Model input columns missing from a split: 0.85. Dtype changes between "
+        "splits: 0.45 for one column, up to 0.65 for several. Extra columns only in one split "
+        "that the model does not use: 0.25."
+    )
+    explains = (
+        "underfitting",
+        "degenerate_predictions",
+        "prediction_drift",
+        "feature_drift",
+        "unseen_categories",
+        "data_type_issues",
+        "overfitting",
+        "poor_calibration",
+        "weak_segment",
+        "unused_features",
+        "missing_values",
+    )
+
+    def detect_runtime(self, artifact):
+        for failure in artifact.runtime_failures:
+            given = set(failure.given_columns)
+            missing = [c for c in failure.expected_columns if c not in given]
+            text = f"{failure.exception_type} {failure.message}".lower()
+            if missing or any(word in text for word in _COLUMN_WORDS):
+                detail = f"{failure.stage} raised {failure.exception_type}: {failure.message[:200]}"
+                if missing:
+                    detail += f"; expected columns absent from the data: {missing[:8]}"
+                yield self.signal(
+                    "runtime",
+                    score=0.95,
+                    confidence=0.9 if missing else 0.7,
+                    detail=detail,
+                    missing=missing,
+                    crashed=True,
+                    stage=failure.stage,
+                )
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        comparison = dataset.comparison
+        if comparison is None:
+            return
+        features = set(dataset.feature_names)
+        absent = sorted(
+            c
+            for c in comparison.columns_only_in_train + comparison.columns_only_in_test
+            if c in features
+        )
+        if absent:
+            yield self.signal(
+                "dataset",
+                score=0.85,
+                confidence=0.9,
+                detail=f"model input column(s) present in only one split: {absent[:8]}",
+                missing=absent,
+            )
+        other = sorted(
+            set(comparison.columns_only_in_train + comparison.columns_only_in_test)
+            - features
+            - {dataset.target}
+        )
+        if other and not absent:
+            yield self.signal(
+                "dataset",
+                score=0.25,
+                confidence=0.8,
+                detail=f"column(s) present in only one split (not used by the model): {other[:8]}",
+                extra=other,
+            )
+        mismatched = {c: d for c, d in comparison.dtype_mismatches.items() if c in features}
+        if mismatched:
+            shown = ", ".join(f"{c}: {d}" for c, d in sorted(mismatched.items())[:5])
+            yield self.signal(
+                "dataset",
+                score=min(0.45 + 0.1 * (len(mismatched) - 1), 0.65),
+                confidence=0.85,
+                detail=f"dtype differs between train and test for {shown}",
+                retyped=sorted(mismatched),
+            )
+
+    def title(self, signals, artifact):
+        missing = self.fact(signals, "missing")
+        if self.fact(signals, "crashed"):
+            if missing:
+                return f"The model cannot predict: expected column(s) {missing[:3]} are missing"
+            return "The model crashed on the evaluation data's columns or types"
+        if missing:
+            return f"Column(s) {missing[:3]} are missing from one split"
+        retyped = self.fact(signals, "retyped")
+        if retyped:
+            return f"Column type changed between train and test: {retyped[:3]}"
+        return f"Columns differ between train and test: {self.fact(signals, 'extra', [])[:3]}"
+
+    def explanation(self, signals, artifact):
+        if self.fact(signals, "crashed"):
+            return (
+                "Prediction failed because the data handed to the model does not have the "
+                "columns or types it was trained with. Every score and model check depends on "
+                "predictions, so fix the schema first; the other model findings cannot be "
+                "trusted until then."
+            )
+        return (
+            "The training and evaluation data do not share the same columns and types. The "
+            "model reads features by name and type, so a column that is renamed, dropped or "
+            "stored differently is misread or filled with defaults."
+        )

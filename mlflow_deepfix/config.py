@@ -1,0 +1,190 @@
+"""``evaluator_config["deepfix"]``, parsed once into :class:`DeepfixConfig`.
+
+Validation happens here, before any work starts (CONTRACT.md section 2): unknown keys
+and wrong types are refused with a message in the scikit-learn style, naming the key,
+the value received and what is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mlflow_deepfix.errors import DeepfixConfigError
+
+SUITES = ("data_integrity", "train_test_validation", "model_evaluation")
+FAIL_ON = ("critical", "high", "medium", "low")
+MODALITIES = ("tabular", "text", "image")
+
+
+class LLMConfig(BaseModel):
+    """Options of an LLM provider. The API key itself is never accepted, only the name
+    of the environment variable that holds it, so that it cannot end up in artifacts."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    n: int = Field(default=1, ge=1, le=16)
+    timeout: float = Field(default=60.0, gt=0)
+    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    #: share of samples that must agree on a category for the LLM result to stand
+    min_agreement: float = Field(default=0.5, ge=0.0, le=1.0)
+    cache: bool = True
+    cache_dir: str | None = None
+    max_new_tokens: int = Field(default=1024, ge=16)
+
+
+class KBConfig(BaseModel):
+    """Where the knowledge base lives: an embedded Qdrant ``path`` or a server ``url``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = None
+    url: str | None = None
+    collection: str = "deepfix_kb"
+    top_k: int = Field(default=3, ge=1, le=20)
+
+
+class DeepfixConfig(BaseModel):
+    """The parsed ``evaluator_config["deepfix"]`` (see CONTRACT.md section 2)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+
+    train_data: Any = None
+    suites: tuple[Literal["data_integrity", "train_test_validation", "model_evaluation"], ...] = SUITES
+    modality: Literal["tabular", "text", "image"] | None = None
+    text_col: str | None = None
+    image_col: str | None = None
+    cat_features: tuple[str, ...] | None = None
+    index_col: str | None = None
+    datetime_col: str | None = None
+    sample_size: int | None = Field(default=None, ge=50)
+    seed: int = 0
+    provider: str = "rules"
+    llm: LLMConfig | None = None
+    kb: KBConfig | Literal[False] | None = None
+    fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+
+    @field_validator("train_data")
+    @classmethod
+    def _train_data_is_a_frame(cls, value: Any) -> Any:
+        if value is None or isinstance(value, pd.DataFrame):
+            return value
+        # mlflow.data datasets (PandasDataset, ...) expose ``.df``
+        frame = getattr(value, "df", None)
+        if isinstance(frame, pd.DataFrame):
+            return frame
+        raise ValueError(
+            f"must be a pandas DataFrame or an mlflow.data dataset with a .df attribute, "
+            f"got {type(value).__name__}"
+        )
+
+    @field_validator("suites", mode="before")
+    @classmethod
+    def _suites_not_empty(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if value is not None and len(value) == 0:
+            raise ValueError("must name at least one suite")
+        return tuple(dict.fromkeys(value)) if value is not None else value
+
+    @field_validator("cat_features", mode="before")
+    @classmethod
+    def _cat_features_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError("must be a list of column names, not a single string")
+        return tuple(value) if value is not None else value
+
+    @field_validator("kb", mode="before")
+    @classmethod
+    def _kb_true_means_default(cls, value: Any) -> Any:
+        if value is True:
+            return {}
+        return value
+
+    @field_validator("provider")
+    @classmethod
+    def _provider_known(cls, value: str) -> str:
+        from deepfix_agents.providers import available_providers
+
+        value = value.strip()
+        accepted = available_providers()
+        if value not in accepted:
+            raise ValueError(f"unknown provider; accepted: {accepted}")
+        return value
+
+    @property
+    def kb_enabled(self) -> bool:
+        return self.kb is not False
+
+
+_ACCEPTED = {
+    "train_data": "a pandas DataFrame or an mlflow.data dataset",
+    "suites": f"a list drawn from {list(SUITES)}",
+    "modality": f"one of {list(MODALITIES)}",
+    "text_col": "a column name (str)",
+    "image_col": "a column name (str)",
+    "cat_features": "a list of column names",
+    "index_col": "a column name (str)",
+    "datetime_col": "a column name (str)",
+    "sample_size": "an integer >= 50",
+    "seed": "an integer",
+    "provider": "'rules' or the name of a registered LLM provider",
+    "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
+    "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
+    "fail_on": f"one of {list(FAIL_ON)}",
+}
+
+
+def _explain(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        loc = [str(p) for p in item["loc"]]
+        key = loc[0] if loc else "?"
+        where = "evaluator_config['deepfix']" + "".join(f"[{p!r}]" for p in loc[:1])
+        sub = ".".join(loc[1:])
+        if item["type"] == "extra_forbidden":
+            if sub:
+                lines.append(
+                    f"{where}: unknown key {loc[-1]!r}; accepted: {_ACCEPTED.get(key, '')}"
+                )
+            else:
+                lines.append(
+                    f"evaluator_config['deepfix']: unknown key {key!r}. "
+                    f"Accepted keys: {', '.join(DeepfixConfig.model_fields)}"
+                )
+            continue
+        received = item.get("input")
+        shown = type(received).__name__ if isinstance(received, pd.DataFrame) else repr(received)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        detail = f"{where}{'.' + sub if sub else ''} must be {_ACCEPTED.get(key, 'valid')}"
+        lines.append(f"{detail}; got {shown} ({item['msg']}).")
+    return "Invalid deepfix configuration:\n  - " + "\n  - ".join(lines)
+
+
+def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
+    """Parse ``evaluator_config["deepfix"]`` (or the whole evaluator_config) once.
+
+    MLflow hands each evaluator its own sub-dict when ``evaluator_config`` is keyed by
+    evaluator name; when a single flat dict is given for several evaluators MLflow passes
+    it whole, so a nested ``{"deepfix": {...}}`` is unwrapped here too.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise DeepfixConfigError(
+            f"evaluator_config['deepfix'] must be a dict, got {type(raw).__name__}. "
+            "Example: evaluator_config={'deepfix': {'train_data': train_df}}"
+        )
+    if set(raw) == {"deepfix"} and isinstance(raw["deepfix"], dict):
+        raw = raw["deepfix"]
+    try:
+        return DeepfixConfig(**raw)
+    except ValidationError as error:
+        raise DeepfixConfigError(_explain(error)) from None

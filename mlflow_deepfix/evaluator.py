@@ -1,0 +1,110 @@
+"""The MLflow evaluator plugin, registered as ``deepfix`` (entry point group
+``mlflow.model_evaluator``).
+
+It only wires the steps together, in one direction (see DESIGN.md): config -> inputs ->
+testing -> diagnosis -> output. Each step lives in its own module and takes the
+previous step's typed output.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from mlflow.models.evaluation.artifacts import JsonEvaluationArtifact, TextEvaluationArtifact
+from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
+
+from mlflow_deepfix.config import DeepfixConfig, parse_config
+from mlflow_deepfix.inputs import MODEL_TYPES, build_inputs
+from mlflow_deepfix.schemas import ArtifactData, Diagnosis, Timings
+
+logger = logging.getLogger(__name__)
+
+
+class DeepfixEvaluator(ModelEvaluator):
+    """Runs Deepchecks on the data and model, diagnoses root causes and logs the result."""
+
+    @classmethod
+    def can_evaluate(cls, *, model_type, evaluator_config, **kwargs) -> bool:
+        return model_type in MODEL_TYPES
+
+    def evaluate(
+        self,
+        *,
+        model_type,
+        dataset,
+        run_id,
+        evaluator_config,
+        model=None,
+        extra_metrics=None,
+        custom_artifacts=None,
+        predictions=None,
+        **kwargs,
+    ) -> EvaluationResult:
+        started = time.perf_counter()
+        config = parse_config(evaluator_config)
+        inputs = build_inputs(model=model, dataset=dataset, model_type=model_type, config=config)
+        logger.info(
+            "deepfix: %s task, %d test rows, %s training rows",
+            inputs.task,
+            len(inputs.test),
+            len(inputs.train) if inputs.train is not None else "no",
+        )
+        return evaluate_inputs(inputs, config, run_id=run_id, started=started)
+
+
+def evaluate_inputs(
+    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float | None = None
+) -> EvaluationResult:
+    """Testing, diagnosis and output for already validated inputs."""
+    from mlflow_deepfix.diagnosis import diagnose
+    from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
+    from mlflow_deepfix.report import render_report
+    from mlflow_deepfix.testing import run_testing
+
+    started = time.perf_counter() if started is None else started
+    artifact, _ = run_testing(inputs, config)
+    diagnosis_started = time.perf_counter()
+    diagnosis, extra = diagnose(artifact, config)
+    diagnosis_seconds = time.perf_counter() - diagnosis_started
+    diagnosis = _with_timings(diagnosis, artifact, diagnosis_seconds, started)
+    report_html = render_report(diagnosis, artifact, context=extra.get("report_context"))
+    metrics = {**contract_metrics(diagnosis), **(extra.get("metrics") or {})}
+    tags = {**contract_tags(diagnosis), **(extra.get("tags") or {})}
+    uris = write_outputs(
+        run_id,
+        diagnosis=diagnosis,
+        artifact=artifact,
+        report_html=report_html,
+        metrics=metrics,
+        tags=tags,
+    )
+    artifacts = {
+        "deepfix_findings": JsonEvaluationArtifact(
+            uri=uris["findings.json"], content=diagnosis.model_dump(mode="json")
+        ),
+        "deepfix_artifact_data": JsonEvaluationArtifact(
+            uri=uris["artifact_data.json"], content=artifact.model_dump(mode="json")
+        ),
+        "deepfix_report": TextEvaluationArtifact(uri=uris["report.html"], content=report_html),
+    }
+    logger.info(
+        "deepfix: status=%s, %d findings, top=%s (%.1fs)",
+        diagnosis.status,
+        len(diagnosis.findings),
+        diagnosis.findings[0].category if diagnosis.findings else "none",
+        diagnosis.timings.total_seconds,
+    )
+    return EvaluationResult(metrics=metrics, artifacts=artifacts, run_id=run_id)
+
+
+def _with_timings(
+    diagnosis: Diagnosis, artifact: ArtifactData, diagnosis_seconds: float, started: float
+) -> Diagnosis:
+    timings = Timings(
+        checks_seconds=round(artifact.checks_seconds, 3),
+        diagnosis_seconds=round(diagnosis_seconds, 3),
+        total_seconds=round(time.perf_counter() - started, 3),
+    )
+    return diagnosis.model_copy(update={"timings": timings})

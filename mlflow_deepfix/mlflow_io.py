@@ -1,0 +1,94 @@
+"""The only code that writes to MLflow: artifacts, tags and metrics of a deepfix run.
+
+Everything is prepared first (rendered, serialised into a temporary folder) and then
+written in two calls, artifacts and then one ``log_batch`` of tags and metrics, so an
+error while preparing leaves the run without any deepfix output rather than half of it.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from mlflow.entities import Metric, RunTag
+from mlflow.tracking import MlflowClient
+
+from mlflow_deepfix import __version__
+from mlflow_deepfix.schemas import SEVERITY_ORDER, ArtifactData, Diagnosis
+
+ARTIFACT_DIR = "deepfix"
+FINDINGS_FILE = "findings.json"
+ARTIFACT_DATA_FILE = "artifact_data.json"
+REPORT_FILE = "report.html"
+
+
+def contract_metrics(diagnosis: Diagnosis) -> dict[str, float]:
+    """The metrics of CONTRACT.md section 3 (also returned in ``result.metrics``)."""
+    metrics: dict[str, float] = {"deepfix_findings_count": float(len(diagnosis.findings))}
+    for severity in SEVERITY_ORDER[:4]:
+        metrics[f"deepfix_{severity}_count"] = float(
+            sum(f.severity == severity for f in diagnosis.findings)
+        )
+    checks = diagnosis.checks
+    metrics["deepfix_checks_run"] = float(sum(c.outcome != "skipped" for c in checks))
+    metrics["deepfix_checks_not_passed"] = float(sum(c.outcome == "not_passed" for c in checks))
+    metrics["deepfix_checks_errored"] = float(sum(c.outcome == "errored" for c in checks))
+    metrics["deepfix_duration_seconds"] = round(diagnosis.timings.total_seconds, 3)
+    return metrics
+
+
+def contract_tags(diagnosis: Diagnosis) -> dict[str, str]:
+    """The tags of CONTRACT.md section 3."""
+    return {
+        "deepfix.status": diagnosis.status,
+        "deepfix.top_finding": diagnosis.findings[0].category if diagnosis.findings else "none",
+        "deepfix.provider": diagnosis.provider,
+        "deepfix.version": __version__,
+    }
+
+
+def findings_json(diagnosis: Diagnosis) -> str:
+    return json.dumps(diagnosis.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
+
+
+def artifact_data_json(artifact: ArtifactData) -> str:
+    return json.dumps(artifact.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
+
+
+def write_outputs(
+    run_id: str,
+    *,
+    diagnosis: Diagnosis,
+    artifact: ArtifactData,
+    report_html: str,
+    metrics: dict[str, float],
+    tags: dict[str, str],
+    client: MlflowClient | None = None,
+) -> dict[str, str]:
+    """Write findings.json, artifact_data.json, report.html, tags and metrics to the run.
+
+    ``metrics``/``tags`` are the full sets to log (see :func:`contract_metrics` and
+    :func:`contract_tags`). Returns the artifact URIs keyed by file name (for MLflow's
+    ``EvaluationResult``).
+    """
+    client = client or MlflowClient()
+    with tempfile.TemporaryDirectory(prefix="deepfix-") as tmp:
+        folder = Path(tmp) / ARTIFACT_DIR
+        folder.mkdir()
+        (folder / FINDINGS_FILE).write_text(findings_json(diagnosis), encoding="utf-8")
+        (folder / ARTIFACT_DATA_FILE).write_text(artifact_data_json(artifact), encoding="utf-8")
+        (folder / REPORT_FILE).write_text(report_html, encoding="utf-8")
+        client.log_artifacts(run_id, str(folder), artifact_path=ARTIFACT_DIR)
+    now = int(time.time() * 1000)
+    client.log_batch(
+        run_id,
+        metrics=[Metric(k, float(v), now, 0) for k, v in metrics.items()],
+        tags=[RunTag(k, str(v)) for k, v in tags.items()],
+    )
+    root = client.get_run(run_id).info.artifact_uri.rstrip("/")
+    return {
+        name: f"{root}/{ARTIFACT_DIR}/{name}"
+        for name in (FINDINGS_FILE, ARTIFACT_DATA_FILE, REPORT_FILE)
+    }

@@ -1,0 +1,226 @@
+"""Step 3 of the flow: :class:`EvalInputs` -> :class:`ArtifactData`.
+
+Runs, in this order: one prediction pass per split (captured as runtime information if
+the model crashes), then the Deepchecks suites and the baseline ladder side by side,
+plus dataset statistics, model metadata and performance, all condensed into typed
+artifact data with no raw rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix import __version__
+from mlflow_deepfix.config import DeepfixConfig
+from mlflow_deepfix.crash import capture_failure
+from mlflow_deepfix.inputs import EvalInputs
+from mlflow_deepfix.schemas import ArtifactData, RuntimeFailure
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Predictions:
+    """Model outputs computed once and shared by performance, checks and the report."""
+
+    test: np.ndarray | None = None
+    train: np.ndarray | None = None
+    proba_test: np.ndarray | None = None
+    proba_train: np.ndarray | None = None
+
+
+def _labelled(frame: pd.DataFrame | None, target: str) -> pd.DataFrame | None:
+    if frame is None:
+        return None
+    return frame[frame[target].notna()].reset_index(drop=True)
+
+
+def _predict_all(
+    inputs: EvalInputs, test: pd.DataFrame, train: pd.DataFrame | None
+) -> tuple[Predictions, list[RuntimeFailure]]:
+    predictions, failures = Predictions(), []
+    adapter = inputs.adapter
+    for split, frame in (("test", test), ("train", train)):
+        if frame is None:
+            continue
+        features = frame.drop(columns=[inputs.target])
+        try:
+            setattr(predictions, split, adapter.predict(features))
+        except Exception as error:  # noqa: BLE001 - any model error becomes a finding
+            logger.warning("model.predict failed on the %s split: %s", split, error)
+            failures.append(
+                capture_failure(
+                    f"predict:{split}",
+                    error,
+                    frame=features,
+                    expected_columns=adapter.feature_names,
+                    model=inputs.model,
+                )
+            )
+            continue
+        if adapter.has_proba:
+            try:
+                setattr(predictions, f"proba_{split}", adapter.predict_proba(features))
+            except Exception as error:  # noqa: BLE001
+                logger.warning("predict_proba failed on the %s split: %s", split, error)
+                failures.append(
+                    capture_failure(
+                        f"predict_proba:{split}",
+                        error,
+                        frame=features,
+                        expected_columns=adapter.feature_names,
+                        model=inputs.model,
+                    )
+                )
+    return predictions, failures
+
+
+def run_testing(
+    inputs: EvalInputs, config: DeepfixConfig, *, progress: bool = True
+) -> tuple[ArtifactData, Predictions]:
+    """Run every test of the testing step and condense the results."""
+    from mlflow_deepfix.baselines import baseline_ladder
+    from mlflow_deepfix.checks import CheckInputs, run_checks
+    from mlflow_deepfix.model_info import describe_model
+    from mlflow_deepfix.performance import summarize_performance
+    from mlflow_deepfix.stats import infer_cat_features, summarize_dataset
+
+    started = time.perf_counter()
+    notes = list(inputs.notes)
+    target = inputs.target
+    test, train = _labelled(inputs.test, target), _labelled(inputs.train, target)
+    for name, raw, kept in (("data", inputs.test, test), ("train_data", inputs.train, train)):
+        if raw is not None and len(kept) < len(raw):
+            notes.append(
+                f"{len(raw) - len(kept)} rows of {name} without a label were left out of the "
+                "model checks."
+            )
+
+    feature_names = inputs.feature_names
+    cat_features = inputs.cat_features
+    if cat_features is None:
+        cat_features = infer_cat_features(inputs.test, [c for c in feature_names if c in inputs.test])
+
+    predictions, failures = _predict_all(inputs, test, train)
+    predict_failed = any(f.stage.startswith("predict:") for f in failures)
+    model_skip_reason = None
+    if predict_failed:
+        first = next(f for f in failures if f.stage.startswith("predict:"))
+        model_skip_reason = f"the model's predict failed ({first.exception_type}: {first.message})"
+        notes.append(f"Model checks skipped: {model_skip_reason}.")
+
+    adapter = None if predict_failed else inputs.adapter
+    if adapter is not None and not adapter.has_proba and inputs.task != "regression":
+        notes.append(
+            f"Probability-based checks skipped: {adapter.no_proba_reason or 'no predict_proba'}."
+        )
+    model_info = describe_model(inputs.model, inputs.adapter, feature_names)
+    importances = dict(model_info.feature_importances)
+
+    check_inputs = CheckInputs(
+        train=train,
+        test=test,
+        label=target,
+        task=inputs.task,
+        feature_names=[c for c in feature_names if c in test.columns],
+        cat_features=[c for c in cat_features if c in test.columns],
+        model=adapter,
+        index_col=inputs.index_col,
+        datetime_col=inputs.datetime_col,
+        feature_importance=importances or None,
+        model_skip_reason=model_skip_reason,
+    )
+    checks_started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="deepfix-testing") as pool:
+        baselines_future = None
+        if train is not None and len(train) >= 20:
+            baselines_future = pool.submit(
+                baseline_ladder,
+                train,
+                test,
+                label=target,
+                task=inputs.task,
+                feature_names=[c for c in feature_names if c in train.columns],
+                cat_features=cat_features,
+                seed=config.seed,
+            )
+        checks = run_checks(
+            check_inputs,
+            config.suites,
+            sample_size=config.sample_size,
+            seed=config.seed,
+            progress=progress,
+        )
+        baselines = baselines_future.result() if baselines_future is not None else []
+    checks_seconds = time.perf_counter() - checks_started
+
+    dataset = summarize_dataset(
+        inputs.train,
+        inputs.test,
+        label=target,
+        task=inputs.task,
+        feature_names=feature_names,
+        cat_features=cat_features,
+        index_col=inputs.index_col,
+        datetime_col=inputs.datetime_col,
+        seed=config.seed,
+    )
+    performance = _performance(inputs, test, train, predictions, summarize_performance)
+
+    artifact = ArtifactData(
+        deepfix_version=__version__,
+        task=inputs.task,
+        modality=inputs.modality,
+        seed=config.seed,
+        sample_size=config.sample_size,
+        dataset=dataset,
+        checks=checks,
+        model=model_info,
+        performance=performance,
+        baselines=baselines,
+        runtime_failures=failures,
+        notes=notes,
+        checks_seconds=round(time.perf_counter() - started, 3),
+    )
+    logger.info(
+        "deepfix testing done in %.1fs (checks %.1fs)", artifact.checks_seconds, checks_seconds
+    )
+    return artifact, predictions
+
+
+def _performance(
+    inputs: EvalInputs,
+    test: pd.DataFrame,
+    train: pd.DataFrame | None,
+    predictions: Predictions,
+    summarize: Any,
+):
+    from mlflow_deepfix.schemas import PerformanceSummary
+
+    if predictions.test is None:
+        return PerformanceSummary()
+    classes = None
+    if inputs.adapter is not None and inputs.adapter.classes_ is not None:
+        classes = list(inputs.adapter.classes_)
+    train_args = {}
+    if train is not None and predictions.train is not None:
+        train_args = dict(
+            y_train=train[inputs.target].to_numpy(),
+            pred_train=predictions.train,
+            proba_train=predictions.proba_train,
+        )
+    return summarize(
+        task=inputs.task,
+        y_test=test[inputs.target].to_numpy(),
+        pred_test=predictions.test,
+        proba_test=predictions.proba_test,
+        classes=classes,
+        **train_args,
+    )

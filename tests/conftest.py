@@ -1,0 +1,70 @@
+"""Shared fixtures: a real sqlite-backed MLflow tracking store per test, seeded data
+from scikit-learn's bundled datasets, and a helper that logs a model like a user would."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("DO_NOT_TRACK", "true")
+
+import mlflow  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from sklearn.datasets import load_breast_cancer  # noqa: E402
+from sklearn.model_selection import train_test_split  # noqa: E402
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip_slow = pytest.mark.skip(reason="opt-in: pass --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.fixture
+def tracking_uri(tmp_path):
+    """A fresh sqlite tracking store (MLflow >= 3 refuses the plain file store)."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment("deepfix-tests")
+    yield uri
+    if mlflow.active_run():
+        mlflow.end_run()
+    mlflow.set_tracking_uri(previous)
+
+
+@pytest.fixture(scope="session")
+def breast_cancer_splits():
+    frame = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "label"})
+    train, test = train_test_split(frame, test_size=0.3, stratify=frame["label"], random_state=0)
+    return train.reset_index(drop=True), test.reset_index(drop=True)
+
+
+def log_model(model, features: pd.DataFrame, **kwargs) -> str:
+    """Log a fitted sklearn model in a new run and return its URI."""
+    with mlflow.start_run(run_name="train"):
+        info = mlflow.sklearn.log_model(
+            model,
+            name="model",
+            input_example=features.head(3),
+            serialization_format="cloudpickle",
+            **kwargs,
+        )
+    return info.model_uri
