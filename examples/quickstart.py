@@ -38,6 +38,11 @@ def main() -> None:
     OUTPUT.mkdir(parents=True, exist_ok=True)
     tracking_uri = f"sqlite:///{OUTPUT / 'mlflow.db'}"
     mlflow.set_tracking_uri(tracking_uri)
+    if mlflow.get_experiment_by_name("deepfix-quickstart") is None:
+        # keep artifacts next to the database, not in ./mlruns of whatever folder we run in
+        mlflow.create_experiment(
+            "deepfix-quickstart", artifact_location=(OUTPUT / "artifacts").as_uri()
+        )
     mlflow.set_experiment("deepfix-quickstart")
 
     train, test = make_buggy_split()

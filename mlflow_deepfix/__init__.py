@@ -34,5 +34,12 @@ __all__ = [
     "DeepfixInputError",
     "Diagnosis",
     "Finding",
+    "gate",
     "parse_config",
 ]
+
+
+def __getattr__(name: str):  # lazy: ``mlflow_deepfix.gate`` imports MLflow's registry client
+    if name == "gate":
+        return __import__("importlib").import_module("mlflow_deepfix.gate")
+    raise AttributeError(f"module 'mlflow_deepfix' has no attribute {name!r}")

@@ -63,7 +63,7 @@ class DeepfixConfig(BaseModel):
     cat_features: tuple[str, ...] | None = None
     index_col: str | None = None
     datetime_col: str | None = None
-    sample_size: int | None = Field(default=None, ge=50)
+    sample_size: int | None = Field(default=None, ge=100)
     seed: int = 0
     provider: str = "rules"
     llm: LLMConfig | None = None
@@ -132,7 +132,7 @@ _ACCEPTED = {
     "cat_features": "a list of column names",
     "index_col": "a column name (str)",
     "datetime_col": "a column name (str)",
-    "sample_size": "an integer >= 50",
+    "sample_size": "an integer >= 100",
     "seed": "an integer",
     "provider": "'rules' or the name of a registered LLM provider",
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",

@@ -8,6 +8,7 @@ engine's findings on any failure) and computes the contract status.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future
 from typing import Any
 
 from mlflow_deepfix.config import DeepfixConfig
@@ -16,8 +17,14 @@ from mlflow_deepfix.schemas import ArtifactData, CheckSummary, Diagnosis, comput
 logger = logging.getLogger(__name__)
 
 
-def diagnose(artifact: ArtifactData, config: DeepfixConfig) -> tuple[Diagnosis, dict[str, Any]]:
-    """Return the diagnosis and extras for the output step (metrics, tags, report context)."""
+def diagnose(
+    artifact: ArtifactData, config: DeepfixConfig, *, kb: Future | None = None
+) -> tuple[Diagnosis, dict[str, Any]]:
+    """Return the diagnosis and extras for the output step (metrics, tags, report context).
+
+    ``kb`` is the knowledge base being opened in the background
+    (:func:`deepfix_agents.grounding.prefetch_kb`), if the caller started it early.
+    """
     from deepfix_agents import diagnose_with_rules
     from deepfix_agents.grounding import ground
 
@@ -28,7 +35,7 @@ def diagnose(artifact: ArtifactData, config: DeepfixConfig) -> tuple[Diagnosis, 
             "Some analyzers failed and were skipped: "
             + "; ".join(f"{k} ({v[:120]})" for k, v in sorted(result.analyzer_errors.items()))
         )
-    findings, kb_note = ground(result.findings, config.kb)
+    findings, kb_note = ground(result.findings, config.kb, kb)
     if kb_note:
         notes.append(kb_note)
     extra: dict[str, Any] = {"metrics": {}, "tags": {}, "report_context": {"footer": []}}

@@ -63,10 +63,13 @@ def evaluate_inputs(
     from mlflow_deepfix.report import render_report
     from mlflow_deepfix.testing import run_testing
 
+    from deepfix_agents.grounding import prefetch_kb
+
     started = time.perf_counter() if started is None else started
+    kb = prefetch_kb(config.kb)  # overlaps the embedding model's load with the checks
     artifact, _ = run_testing(inputs, config)
     diagnosis_started = time.perf_counter()
-    diagnosis, extra = diagnose(artifact, config)
+    diagnosis, extra = diagnose(artifact, config, kb=kb)
     diagnosis_seconds = time.perf_counter() - diagnosis_started
     diagnosis = _with_timings(diagnosis, artifact, diagnosis_seconds, started)
     report_html = render_report(diagnosis, artifact, context=extra.get("report_context"))

@@ -92,3 +92,15 @@ def write_outputs(
         name: f"{root}/{ARTIFACT_DIR}/{name}"
         for name in (FINDINGS_FILE, ARTIFACT_DATA_FILE, REPORT_FILE)
     }
+
+
+def write_report(run_id: str, report_html: str, *, client: MlflowClient | None = None) -> str:
+    """Log ``report_html`` as ``deepfix/report.html`` of the run, replacing the one the
+    evaluator wrote (used by the promotion gate to add its sections). Returns its URI."""
+    client = client or MlflowClient()
+    with tempfile.TemporaryDirectory(prefix="deepfix-") as tmp:
+        path = Path(tmp) / REPORT_FILE
+        path.write_text(report_html, encoding="utf-8")
+        client.log_artifact(run_id, str(path), artifact_path=ARTIFACT_DIR)
+    root = client.get_run(run_id).info.artifact_uri.rstrip("/")
+    return f"{root}/{ARTIFACT_DIR}/{REPORT_FILE}"

@@ -86,6 +86,11 @@ class ColumnStats(_Model):
     mixed_types: bool = False
     #: strings that look numeric in an object column, or stray whitespace/case variants
     string_mismatch_fraction: float = 0.0
+    #: text columns (object/string dtype): share of non-missing values that are text
+    #: reading as a number once currency signs, thousands separators, percent signs and
+    #: surrounding spaces are removed ("$52,300", "1.5 ", "12%"); None when not computed
+    #: (non-text column). Numbers stored as text are a data-type issue.
+    numeric_string_fraction: float | None = None
     mean: float | None = None
     std: float | None = None
     min: float | None = None
@@ -96,7 +101,8 @@ class ColumnStats(_Model):
     #: share of rows further than 5 IQRs outside the inter-quartile range
     outlier_fraction: float | None = None
     n_inf: int = 0
-    #: |Spearman| (numeric) or normalised mutual information with the target, train split
+    #: Somers' D |2 AUC - 1| (classification, one-vs-rest max), |Spearman| (regression) or
+    #: normalised mutual information (categoricals) with the target, train split
     target_association: float | None = None
     #: monotone with the row order (an index-like column)
     monotonic: bool = False
@@ -170,6 +176,8 @@ class CheckOutcome(_Model):
     outcome: Outcome
     value: float | None = None
     values: dict[str, float] = Field(default_factory=dict)
+    #: further named facts that are text (e.g. the weakest segment, the drift method)
+    details: dict[str, str] = Field(default_factory=dict)
     conditions: list[ConditionResult] = Field(default_factory=list)
     #: why a check was skipped, or the error (type and message) when it errored
     reason: str | None = None
@@ -217,6 +225,11 @@ class PerformanceSummary(_Model):
     best_threshold: float | None = None
     f1_at_default: float | None = None
     f1_at_best: float | None = None
+    #: classification: predicted label -> share of *train* predictions (with
+    #: ``prediction_distribution``, tells prediction drift from a biased model)
+    train_prediction_distribution: dict[str, float] = Field(default_factory=dict)
+    #: regression: split -> ``mean`` / ``std`` of the model's predictions on that split
+    prediction_stats: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
 class BaselineResult(_Model):

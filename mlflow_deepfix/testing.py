@@ -124,18 +124,21 @@ def run_testing(
     model_info = describe_model(inputs.model, inputs.adapter, feature_names)
     importances = dict(model_info.feature_importances)
 
+    shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
     check_inputs = CheckInputs(
         train=train,
         test=test,
         label=target,
         task=inputs.task,
-        feature_names=[c for c in feature_names if c in test.columns],
-        cat_features=[c for c in cat_features if c in test.columns],
+        feature_names=shared,
+        cat_features=[c for c in cat_features if c in shared],
         model=adapter,
         index_col=inputs.index_col,
         datetime_col=inputs.datetime_col,
         feature_importance=importances or None,
         model_skip_reason=model_skip_reason,
+        predictions=_by_split(predictions.test, predictions.train),
+        probabilities=_by_split(predictions.proba_test, predictions.proba_train),
     )
     checks_started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="deepfix-testing") as pool:
@@ -193,6 +196,11 @@ def run_testing(
         "deepfix testing done in %.1fs (checks %.1fs)", artifact.checks_seconds, checks_seconds
     )
     return artifact, predictions
+
+
+def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:
+    found = {k: v for k, v in (("test", test), ("train", train)) if v is not None}
+    return found or None
 
 
 def _performance(

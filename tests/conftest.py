@@ -43,6 +43,8 @@ def tracking_uri(tmp_path):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(uri)
+    # artifacts under tmp_path too (the default would be ./mlruns in the working directory)
+    mlflow.create_experiment("deepfix-tests", artifact_location=(tmp_path / "artifacts").as_uri())
     mlflow.set_experiment("deepfix-tests")
     yield uri
     if mlflow.active_run():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from mlflow_deepfix.schemas import Finding, Reference
@@ -46,25 +47,56 @@ def _kb_fixes(hits: list[Any], existing: list[str]) -> list[str]:
     return extra
 
 
-def ground(findings: list[Finding], kb_config: Any) -> tuple[list[Finding], str | None]:
-    """Return findings with references, and a note when the KB could not be used."""
+def _open(kb_config: Any) -> Any:
+    from kb_builder import KnowledgeBase
+
+    options = kb_config.model_dump() if kb_config is not None else {}
+    return KnowledgeBase.open(
+        path=options.get("path"),
+        url=options.get("url"),
+        collection=options.get("collection", "deepfix_kb"),
+    )
+
+
+def prefetch_kb(kb_config: Any) -> Future | None:
+    """Open the KB (and load its embedding model) in a background thread.
+
+    Loading sentence-transformers takes seconds; started before the checks run, it
+    overlaps with them instead of adding to the evaluation's wall time. Opening fails
+    fast, before any heavy import, when no KB exists.
+    """
+    if kb_config is False:
+        return None
+    executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deepfix-kb")
+    future = executor.submit(_open, kb_config)
+    executor.shutdown(wait=False)
+    return future
+
+
+def ground(
+    findings: list[Finding], kb_config: Any, opened: Future | None = None
+) -> tuple[list[Finding], str | None]:
+    """Return findings with references, and a note when the KB could not be used.
+
+    ``opened`` is the future of :func:`prefetch_kb`, when the caller started one.
+    """
     if kb_config is False:
         return findings, "Knowledge base disabled (kb=false): findings carry no references."
-    if not findings:
-        return findings, None
     try:
-        from kb_builder import KnowledgeBase, KnowledgeBaseUnavailable
+        from kb_builder import KnowledgeBaseUnavailable
     except ImportError as error:  # pragma: no cover - kb_builder ships with the package
         return findings, f"Knowledge base unavailable ({error}); references omitted."
-    options = kb_config.model_dump() if kb_config is not None else {}
     try:
-        kb = KnowledgeBase.open(
-            path=options.get("path"),
-            url=options.get("url"),
-            collection=options.get("collection", "deepfix_kb"),
-        )
+        kb = opened.result() if opened is not None else _open(kb_config)
     except KnowledgeBaseUnavailable as error:
-        return findings, f"No knowledge base used: {error}. Findings carry no references."
+        return findings, f"No knowledge base used: {error} Findings carry no references."
+    except Exception as error:  # noqa: BLE001 - a broken KB must not sink the run
+        logger.warning("knowledge base could not be opened: %r", error)
+        return findings, f"Knowledge base unavailable ({type(error).__name__}); references omitted."
+    if not findings:
+        kb.close()
+        return findings, None
+    options = kb_config.model_dump() if kb_config is not None else {}
     top_k = options.get("top_k", 3)
     try:
         results = kb.search_many([(query_for(f), f.category) for f in findings], top_k=top_k)

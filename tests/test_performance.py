@@ -1,0 +1,213 @@
+"""summarize_performance: metrics, degenerate outputs, calibration and thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    f1_score,
+    log_loss,
+    roc_auc_score,
+)
+
+from mlflow_deepfix.performance import (
+    expected_calibration_error,
+    score_main_metric,
+    summarize_performance,
+)
+
+BINARY = "binary_classification"
+
+
+def _binary(n: int = 2000, prevalence: float = 0.3, seed: int = 0):
+    """Labels and calibrated probabilities: P(y=1 | p) = p."""
+    rng = np.random.default_rng(seed)
+    p = np.clip(rng.beta(2, 2 / prevalence - 2, size=n), 0.001, 0.999)
+    y = (rng.random(n) < p).astype(int)
+    return y, np.column_stack([1 - p, p])
+
+
+def test_binary_metrics_match_sklearn():
+    y, proba = _binary()
+    pred = (proba[:, 1] >= 0.5).astype(int)
+    summary = summarize_performance(
+        task=BINARY, y_test=y, pred_test=pred, proba_test=proba, classes=[0, 1]
+    )
+    test = summary.scores["test"]
+    assert summary.metric == "f1_macro"
+    assert summary.test_score == pytest.approx(f1_score(y, pred, average="macro"))
+    assert test["accuracy"] == pytest.approx(accuracy_score(y, pred))
+    assert test["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y, pred))
+    assert test["roc_auc"] == pytest.approx(roc_auc_score(y, proba[:, 1]))
+    assert test["log_loss"] == pytest.approx(log_loss(y, proba))
+    assert test["nan_predictions"] == 0
+    assert summary.train_score is None and "train" not in summary.scores
+
+
+def test_degenerate_majority_predictions():
+    y = np.array([0] * 90 + [1] * 10)
+    summary = summarize_performance(task=BINARY, y_test=y, pred_test=np.zeros(100, dtype=int))
+    assert summary.prediction_distribution == {"0": 1.0}
+    assert summary.scores["test"]["accuracy"] == pytest.approx(0.9)  # looks fine...
+    assert summary.scores["test"]["balanced_accuracy"] == pytest.approx(0.5)
+    assert summary.test_score == pytest.approx(
+        f1_score(y, np.zeros(100), average="macro")
+    )  # ...is not
+    assert summary.test_score < 0.5
+    assert summary.scores["test"]["n_predicted_classes"] == 1
+
+
+def test_string_labels_and_classes_never_predicted():
+    y = np.array(["cat", "dog", "bird"] * 20)
+    pred = np.array(["cat"] * 60)
+    summary = summarize_performance(task="multiclass_classification", y_test=y, pred_test=pred)
+    assert summary.test_score == pytest.approx(f1_score(y, pred, average="macro"))
+    assert summary.prediction_distribution == {"cat": 1.0}
+
+
+def test_labels_of_different_dtypes_compare_by_value():
+    y = np.array([0, 1, 1, 0] * 10)
+    summary = summarize_performance(task=BINARY, y_test=y.astype(float), pred_test=y.astype(str))
+    assert summary.test_score == 1.0
+
+
+def test_nan_predictions_are_counted_and_wrong():
+    y = np.array([0, 1] * 50)
+    pred = y.astype(float)
+    pred[:10] = np.nan
+    summary = summarize_performance(task=BINARY, y_test=y, pred_test=pred)
+    assert summary.scores["test"]["nan_predictions"] == 10
+    assert summary.scores["test"]["accuracy"] == pytest.approx(0.9)
+    assert summary.prediction_distribution["<nan>"] == pytest.approx(0.1)
+
+
+def test_continuous_output_for_a_classification_task_scores_near_zero():
+    y = np.array([0, 1] * 100)
+    pred = np.random.default_rng(0).random(200)  # a regressor's raw output
+    summary = summarize_performance(task=BINARY, y_test=y, pred_test=pred)
+    assert summary.test_score == 0.0
+    assert len(summary.prediction_distribution) <= 51
+
+
+def test_calibration_error_small_when_calibrated_large_when_not():
+    y, proba = _binary(n=20_000)
+    calibrated = summarize_performance(
+        task=BINARY, y_test=y, pred_test=proba.argmax(1), proba_test=proba, classes=[0, 1]
+    )
+    assert calibrated.calibration_error < 0.03
+    overconfident = np.where(proba[:, 1:] >= 0.5, 0.99, 0.01)
+    over = np.column_stack([1 - overconfident[:, 0], overconfident[:, 0]])
+    bad = summarize_performance(
+        task=BINARY, y_test=y, pred_test=over.argmax(1), proba_test=over, classes=[0, 1]
+    )
+    assert bad.calibration_error > 0.15
+
+
+def test_multiclass_calibration_uses_the_predicted_class():
+    matrix = np.array([[0.8, 0.1, 0.1]] * 100)
+    y = np.array(["a"] * 80 + ["b"] * 20)
+    assert expected_calibration_error(y, matrix, ["a", "b", "c"]) == pytest.approx(0.0)
+    y_wrong = np.array(["b"] * 100)
+    assert expected_calibration_error(y_wrong, matrix, ["a", "b", "c"]) == pytest.approx(0.8)
+
+
+def test_threshold_tuning_helps_a_rare_class_with_low_scores():
+    rng = np.random.default_rng(1)
+    n = 4000
+    y = (rng.random(n) < 0.05).astype(int)
+    # well ranked but never above 0.5: default threshold predicts no positive at all
+    score = np.clip(0.05 + 0.3 * y + rng.normal(0, 0.05, n), 0, 0.45)
+    proba = np.column_stack([1 - score, score])
+    summary = summarize_performance(
+        task=BINARY,
+        y_test=y,
+        pred_test=(score >= 0.5).astype(int),
+        proba_test=proba,
+        classes=[0, 1],
+    )
+    assert summary.f1_at_default == 0.0
+    assert summary.best_threshold < 0.5
+    assert summary.f1_at_best > 0.8
+
+
+def test_threshold_uses_the_minority_class_even_when_it_is_listed_first():
+    y = np.array(["rare"] * 10 + ["common"] * 90)
+    p_rare = np.where(y == "rare", 0.4, 0.1)
+    proba = np.column_stack([1 - p_rare, p_rare])  # columns: common, rare
+    summary = summarize_performance(
+        task=BINARY,
+        y_test=y,
+        pred_test=np.array(["common"] * 100),
+        proba_test=proba,
+        classes=["common", "rare"],
+    )
+    assert summary.f1_at_default == 0.0 and summary.f1_at_best == 1.0
+    assert 0.1 < summary.best_threshold <= 0.4
+
+
+def test_multiclass_roc_auc_and_train_scores():
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 3, 600)
+    logits = np.eye(3)[y] * 2 + rng.normal(size=(600, 3))
+    proba = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    summary = summarize_performance(
+        task="multiclass_classification",
+        y_test=y,
+        pred_test=proba.argmax(1),
+        proba_test=proba,
+        classes=[0, 1, 2],
+        y_train=y,
+        pred_train=y,
+        proba_train=np.eye(3)[y],
+    )
+    assert summary.scores["test"]["roc_auc"] == pytest.approx(
+        roc_auc_score(y, proba, multi_class="ovr")
+    )
+    assert summary.train_score == 1.0
+    assert summary.best_threshold is None  # binary only
+
+
+def test_regression_metrics_spread_and_nans():
+    rng = np.random.default_rng(3)
+    y = rng.normal(10, 2, 500)
+    pred = y + rng.normal(0, 0.5, 500)
+    pred[:5] = np.nan
+    summary = summarize_performance(task="regression", y_test=y, pred_test=pred)
+    keep = np.isfinite(pred)
+    assert summary.metric == "r2"
+    assert summary.scores["test"]["nan_predictions"] == 5
+    assert summary.scores["test"]["rmse"] == pytest.approx(
+        np.sqrt(np.mean((pred[keep] - y[keep]) ** 2))
+    )
+    assert summary.test_score > 0.9
+    assert summary.prediction_spread_ratio == pytest.approx(np.std(pred[keep]) / np.std(y[keep]))
+    constant = summarize_performance(task="regression", y_test=y, pred_test=np.full(500, 10.0))
+    assert constant.prediction_spread_ratio == 0.0
+    assert constant.test_score < 0.01
+    assert constant.prediction_distribution == {}
+
+
+def test_probabilities_of_the_wrong_shape_are_ignored_not_fatal():
+    y = np.array([0, 1] * 10)
+    summary = summarize_performance(
+        task=BINARY, y_test=y, pred_test=y, proba_test=np.ones((20, 3)) / 3, classes=[0, 1]
+    )
+    assert "roc_auc" not in summary.scores["test"] and summary.calibration_error is None
+
+
+def test_score_main_metric():
+    assert score_main_metric(BINARY, [0, 1, 1], [0, 1, 1]) == 1.0
+    assert score_main_metric("regression", [1.0, 2.0, 3.0], [2.0, 2.0, 2.0]) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="task='ranking'"):
+        score_main_metric("ranking", [0], [0])
+
+
+def test_classes_inferred_from_sorted_labels_when_not_given():
+    y = np.array([2, 10] * 50)
+    p_ten = np.where(y == 10, 0.9, 0.2)
+    summary = summarize_performance(
+        task=BINARY, y_test=y, pred_test=y, proba_test=np.column_stack([1 - p_ten, p_ten])
+    )
+    assert summary.scores["test"]["roc_auc"] == 1.0  # column 1 is label 10 (sorted numerically)
