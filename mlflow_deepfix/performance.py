@@ -355,8 +355,15 @@ def summarize_performance(
                     threshold = threshold_analysis(y, matrix, class_keys)
                     if threshold is not None:
                         out["best_threshold"], out["f1_at_default"], out["f1_at_best"] = threshold
+            else:
+                out["train_prediction_distribution"] = _distribution(pred)
         else:
             scores, y, pred = _regression_scores(y_true, y_pred)
+            if pred.size:
+                out.setdefault("prediction_stats", {})[split] = {
+                    "mean": float(np.mean(pred)),
+                    "std": float(np.std(pred)),
+                }
             if split == "test" and y.size > 1:
                 spread = float(np.std(y))
                 out["prediction_spread_ratio"] = (

@@ -125,6 +125,17 @@ def run_testing(
     importances = dict(model_info.feature_importances)
 
     shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
+    # Deepchecks refuses an index or date column that is also a feature; the model's use of
+    # such a column is diagnosed from our statistics (identifier_leakage) instead.
+    index_col, datetime_col = inputs.index_col, inputs.datetime_col
+    for key, column in (("index_col", index_col), ("datetime_col", datetime_col)):
+        if column is not None and column in shared:
+            notes.append(
+                f"{key}={column!r} is also a model feature: Deepchecks' index/date leakage "
+                "checks were skipped for it."
+            )
+    index_col = None if index_col in shared else index_col
+    datetime_col = None if datetime_col in shared else datetime_col
     check_inputs = CheckInputs(
         train=train,
         test=test,
@@ -133,8 +144,8 @@ def run_testing(
         feature_names=shared,
         cat_features=[c for c in cat_features if c in shared],
         model=adapter,
-        index_col=inputs.index_col,
-        datetime_col=inputs.datetime_col,
+        index_col=index_col,
+        datetime_col=datetime_col,
         feature_importance=importances or None,
         model_skip_reason=model_skip_reason,
         predictions=_by_split(predictions.test, predictions.train),

@@ -114,8 +114,9 @@ def test_findings_json_shape():
 
 
 def test_unknown_category_and_out_of_range_confidence_are_rejected():
-    with pytest.raises(ValueError):
-        _finding("bad_category", "high")
+    with pytest.raises(ValueError, match="unknown category"):
+        Finding(category="bad_category", layer="data", title="t", severity="high",
+                confidence=0.5, explanation="e")
     with pytest.raises(ValueError):
         Finding(category="outliers", layer="data", title="t", severity="low", confidence=1.5,
                 explanation="e")

@@ -16,4 +16,17 @@ def available_providers() -> list[str]:
     return [RULES_PROVIDER, *PROVIDERS.ids()]
 
 
-__all__ = ["PROVIDERS", "Provider", "RULES_PROVIDER", "available_providers", "register_provider"]
+__all__ = ["PROVIDERS", "RULES_PROVIDER", "Provider", "available_providers", "register_provider"]
+
+
+def _register_builtins() -> None:
+    """The built-in LLM providers. Their modules import httpx / transformers / torch
+    only inside their methods, so registering them costs nothing at import."""
+    from deepfix_agents.providers.openai import OpenAIProvider
+    from deepfix_agents.providers.transformers_local import TransformersProvider
+
+    for cls in (OpenAIProvider, TransformersProvider):
+        register_provider(cls)
+
+
+_register_builtins()

@@ -5,8 +5,10 @@ from __future__ import annotations
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 
-#: share of the most predicted class, beyond the true majority share -> score
-EXCESS_SCORE = ((0.05, 0.0), (0.15, 0.4), (0.3, 0.7), (0.45, 0.9))
+#: share of the most predicted class, beyond its true share on test -> score
+EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
+#: how dominant the most predicted class is -> factor (a 51/49 split is not a collapse)
+DOMINANCE_FACTOR = ((0.7, 0.0), (0.8, 0.5), (0.9, 0.8), (0.97, 1.0))
 SPREAD_SCORE = ((0.02, 0.9), (0.1, 0.6), (0.25, 0.3), (0.4, 0.0))
 
 
@@ -35,11 +37,13 @@ class DegeneratePredictions(Rule):
         "per-class recall.",
     )
     severity_policy = (
-        "Classification: the share of the most predicted class minus its true share on test: "
-        "+0.15 -> 0.4, +0.3 -> 0.7, +0.45 -> 0.9, and at least 0.8 when one class takes >= 99% "
+        "Classification: the share of the most predicted class minus its true share on test "
+        "(+0.1 -> 0.4, +0.2 -> 0.7, +0.3 -> 0.9) times its dominance (share 0.7 -> 0, 0.8 -> "
+        "0.5, 0.9 -> 0.8, 0.97 -> 1), and at least 0.8 when one class takes >= 99% "
         "of predictions while the true labels are varied. Regression: std(pred)/std(y) on test: "
         "0.02 -> 0.9, 0.1 -> 0.6, 0.25 -> 0.3."
     )
+    explains = ("poor_calibration", "underfitting")
 
     def detect_model(self, artifact):
         performance = artifact.performance
@@ -65,7 +69,7 @@ class DegeneratePredictions(Rule):
         label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
         true_share = truth.get(label, 0.0)
         excess = share - true_share
-        score = interp(excess, EXCESS_SCORE)
+        score = interp(excess, EXCESS_SCORE) * interp(share, DOMINANCE_FACTOR)
         if share >= 0.99 and max(truth.values()) < 0.95:
             score = max(score, 0.8)
         if score <= 0:

@@ -13,7 +13,7 @@ LABEL_SCORE = ((0.0, 0.3), (0.05, 0.5), (0.2, 0.7))
 @register_rule
 class MissingValues(Rule):
     id = "missing_values"
-    name = "Missing values"
+    name = "Missing values in features or labels"
     detects = (
         "Features or labels with null/NaN values, including columns that are entirely empty "
         "and several null markers mixed in one column ('', 'NA', None, NaN)."

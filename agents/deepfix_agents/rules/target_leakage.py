@@ -13,13 +13,31 @@ ASSOCIATION_SCORE = ((0.97, 0.05), (0.98, 0.3), (0.99, 0.55), (0.997, 0.8), (1.0
 PPS_SCORE = ((0.8, 0.1), (0.9, 0.4), (0.97, 0.7), (1.0, 0.85))
 
 
+#: below this many training rows a single feature separating the classes is plausible by
+#: chance, so the score is scaled down linearly (to half at 0 rows)
+RELIABLE_ROWS = 1000
+#: one-vs-rest associations overstate multiclass leakage: a real feature often isolates
+#: one class perfectly (petal length and setosa), a leak predicts every class
+MULTICLASS_FACTOR = 0.6
+
+
+def _damping(artifact) -> float:
+    train = artifact.dataset.train
+    rows = train.n_rows if train is not None else 0
+    factor = 0.5 + 0.5 * min(rows / RELIABLE_ROWS, 1.0)
+    if artifact.task == "multiclass_classification":
+        factor *= MULTICLASS_FACTOR
+    return factor
+
+
 def _leaky_columns(artifact, threshold: float = 0.97):
     train = artifact.dataset.train
     if train is None:
         return []
+    features = set(artifact.dataset.feature_names)
     found = []
     for column in train.columns:
-        if column.name == artifact.dataset.target or column.monotonic:
+        if column.name not in features or column.monotonic:
             continue
         if column.target_association is not None and column.target_association >= threshold:
             found.append(column)
@@ -56,16 +74,19 @@ class TargetLeakage(Rule):
         "for classes, |Spearman| for regression, normalised mutual information for "
         "categoricals): 0.98 -> 0.3, 0.99 -> 0.55, 0.997 -> 0.8, 1.0 -> 0.9; Deepchecks' "
         "predictive power score (PPS) >= 0.9 corroborates; native importance concentrated on "
-        "the same feature adds confidence."
+        "the same feature adds confidence. Scores are scaled by 0.5-1.0 with the training "
+        "size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
+        "tasks (one-vs-rest associations overstate a feature that isolates one class)."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
 
     def detect_dataset(self, artifact):
+        damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
             yield self.signal(
                 "dataset",
-                score=interp(column.target_association, ASSOCIATION_SCORE),
+                score=damping * interp(column.target_association, ASSOCIATION_SCORE),
                 confidence=0.8,
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
@@ -77,6 +98,7 @@ class TargetLeakage(Rule):
 
     def detect_deepchecks(self, artifact):
         leaky = {c.name for c in _leaky_columns(artifact)}
+        features = set(artifact.dataset.feature_names)
         ids = {
             c.name
             for c in (artifact.dataset.train.columns if artifact.dataset.train else [])
@@ -87,7 +109,11 @@ class TargetLeakage(Rule):
             if check is None or check.outcome != "not_passed":
                 continue
             top = sorted(
-                ((f, v) for f, v in check.values.items() if f not in ids and v is not None),
+                (
+                    (f, v)
+                    for f, v in check.values.items()
+                    if f in features and f not in ids and v is not None
+                ),
                 key=lambda kv: (-kv[1], kv[0]),
             )
             if not top:
@@ -96,7 +122,10 @@ class TargetLeakage(Rule):
             if pps < 0.9 and feature not in leaky:
                 continue
             yield self.check_signal(
-                check, score=interp(pps, PPS_SCORE), confidence=0.7, feature=feature
+                check,
+                score=_damping(artifact) * interp(pps, PPS_SCORE),
+                confidence=0.7,
+                feature=feature,
             )
 
     def detect_model(self, artifact):

@@ -1,0 +1,121 @@
+"""conflicting_labels: identical features with different labels."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.duplicate_samples import expected_collision_rate
+
+#: share of rows whose features repeat with a different label -> score
+CONFLICT_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.08, 0.4), (0.15, 0.6), (0.3, 0.8), (0.5, 0.9))
+#: conflicts in the test split blur the evaluation rather than what is learned
+TEST_FACTOR = 0.8
+#: when the features often coincide by chance, conflicts mostly show that the features
+#: do not determine the label (irreducible noise), not an annotation error
+NATURAL_FACTOR = 0.5
+#: expected chance collision share above which conflicts count as natural
+NATURAL_COLLISIONS = 0.05
+
+
+@register_rule
+class ConflictingLabels(Rule):
+    id = "conflicting_labels"
+    name = "Identical rows carry different labels"
+    detects = (
+        "Rows whose feature values are identical but whose labels differ, within one split: "
+        "double annotation with disagreement, merged sources with different label codes, or "
+        "features too coarse to tell the cases apart."
+    )
+    why = (
+        "The model cannot satisfy both labels for the same input, so conflicting rows are "
+        "pure label noise: they cap the achievable score, blur the decision boundary and "
+        "make predicted probabilities less reliable; in the test split they make a correct "
+        "model look wrong."
+    )
+    example = (
+        "20% of the cases were annotated a second time with the opposite diagnosis and both "
+        "copies were kept in the training table."
+    )
+    fixes = (
+        (
+            "List the conflicts and resolve them at the source: "
+            "`g = df.groupby(feature_cols)[target].nunique(); conflicts = g[g > 1]`; keep the "
+            "adjudicated label (majority vote, senior annotator) and drop the rest."
+        ),
+        (
+            "When sources were merged, map their label codes to one scheme before concatenating, "
+            "and deduplicate on the features afterwards."
+        ),
+        (
+            "If identical inputs genuinely have different outcomes, the features are missing "
+            "information: add features that separate the cases, or model probabilities and "
+            "judge with calibrated metrics rather than accuracy."
+        ),
+        (
+            "Use noise-robust training or label-cleaning tools (e.g. cleanlab's "
+            "`find_label_issues`) to review suspicious labels."
+        ),
+    )
+    severity_policy = (
+        "Score from the share of rows whose features occur with more than one label: "
+        "1% -> 0, 3% -> 0.2, 8% -> 0.4, 15% -> 0.6, 30% -> 0.8, 50% -> 0.9. x0.8 in the test "
+        "split; x0.5 when the features are so coarse that chance alone makes at least 5% of "
+        "rows coincide (then conflicts reflect irreducible noise). Deepchecks' Conflicting "
+        "Labels share corroborates through the same table."
+    )
+    explains = ("underfitting", "poor_calibration", "weak_segment")
+    checks = ("Conflicting Labels",)
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        for split, factor in ((dataset.train, 1.0), (dataset.test, TEST_FACTOR)):
+            if split is None or split.conflicting_label_fraction <= 0:
+                continue
+            share = split.conflicting_label_fraction
+            natural = expected_collision_rate(split, dataset.feature_names) >= NATURAL_COLLISIONS
+            score = interp(share, CONFLICT_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
+            if score <= 0:
+                continue
+            detail = f"{pct(share)} of {split.name} rows share their features with a row of another label"
+            if natural:
+                detail += " (the features take few distinct values, so some coincide by chance)"
+            yield self.signal(
+                "dataset",
+                score=score,
+                confidence=0.6 if natural else 0.95,
+                detail=detail,
+                value=share,
+                share=share,
+                split=split.name,
+                natural=natural,
+            )
+
+    def detect_deepchecks(self, artifact):
+        check = artifact.check("Conflicting Labels")
+        if check is None or check.outcome != "not_passed" or not check.value:
+            return
+        score = interp(check.value, CONFLICT_SCORE)
+        if score > 0:
+            yield self.check_signal(check, score=score, confidence=0.7, share=check.value)
+
+    def title(self, signals, artifact):
+        share = self.fact(signals, "share", 0.0)
+        split = {"train": "training", "test": "test"}.get(self.fact(signals, "split"), "training")
+        return f"{pct(share)} of {split} rows have identical features but a different label"
+
+    def explanation(self, signals, artifact):
+        share = self.fact(signals, "share", 0.0)
+        if self.fact(signals, "natural"):
+            return (
+                f"{pct(share)} of the rows look exactly like another row but have a different "
+                "label. The features take only a few distinct values, so different cases often "
+                "look identical: the features do not carry enough information to separate them, "
+                "which limits any model's accuracy."
+            )
+        return (
+            f"{pct(share)} of the rows look exactly like another row but have a different label. "
+            "A model cannot give two answers for the same input, so these rows are label noise: "
+            "they limit the best achievable score and blur what the model learns. This typically "
+            "comes from double annotation with disagreement or from merging sources that code "
+            "labels differently."
+        )

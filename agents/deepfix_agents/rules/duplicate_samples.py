@@ -1,0 +1,151 @@
+"""duplicate_samples: identical rows repeated within a split."""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: share of duplicated rows beyond what chance explains -> score (1-2% is common)
+DUPLICATE_SCORE = ((0.02, 0.0), (0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.4, 0.8), (0.7, 0.9))
+#: duplicates inside the test split only weigh the evaluation, not what is learned
+TEST_FACTOR = 0.7
+#: when chance alone explains at least half of the duplicates, they are expected
+NATURAL_FACTOR = 0.5
+
+
+def expected_collision_rate(split, feature_names) -> float:
+    """Share of rows expected to repeat an earlier row's features by chance alone.
+
+    Each feature column contributes its effective number of values, ``min(n_unique,
+    1 / top_fraction)`` (a skewed column behaves like one with fewer values); their
+    product ``C`` is the number of distinct feature rows the data can take. Drawing
+    ``n`` rows from ``C`` equally likely cells leaves ``C (1 - exp(-n / C))`` distinct
+    rows (balls in bins), so the expected duplicate share is ``1 - that / n``. Data
+    with only a few low-cardinality columns repeats rows legitimately; continuous
+    features make chance collisions vanish.
+    """
+    n = split.n_rows
+    if n <= 1:
+        return 0.0
+    features = set(feature_names)
+    log_cells = 0.0
+    for column in split.columns:
+        if column.name not in features:
+            continue
+        effective = float(column.n_unique) + (1.0 if column.missing_fraction > 0 else 0.0)
+        if column.top_fraction > 0:
+            effective = min(effective, 1.0 / column.top_fraction)
+        log_cells += math.log(max(effective, 1.0))
+        if log_cells > 60:  # astronomically many cells: no chance collisions
+            return 0.0
+    cells = math.exp(log_cells)
+    distinct = cells * -math.expm1(-n / cells)
+    return max(0.0, min(1.0, 1.0 - distinct / n))
+
+
+@register_rule
+class DuplicateSamples(Rule):
+    id = "duplicate_samples"
+    name = "Rows are duplicated within a split"
+    detects = (
+        "Rows that are exact copies (features and label) of another row of the same split, "
+        "beyond what a few low-cardinality columns explain by chance."
+    )
+    why = (
+        "Copies give some examples several times the weight of others, so the model fits "
+        "them at the expense of the rest; in cross-validation copies land in both folds and "
+        "inflate the score. Copy-based oversampling also distorts the class balance."
+    )
+    example = (
+        "A retried ETL job appended the same batch twice, so 20% of the training rows are "
+        "exact duplicates."
+    )
+    fixes = (
+        (
+            "Drop exact duplicates before splitting: `df = df.drop_duplicates()` (or "
+            "`drop_duplicates(subset=feature_cols + [target])`), then split."
+        ),
+        (
+            "Find where the copies come from (a join that fans out, a re-run load, oversampling "
+            "done before the split) and fix it at the source; make loads idempotent."
+        ),
+        (
+            "If you oversample a rare class on purpose, do it inside the training folds only "
+            "(e.g. imbalanced-learn's `RandomOverSampler` in an `imblearn.pipeline.Pipeline`) or "
+            "use `class_weight='balanced'` instead of copying rows."
+        ),
+        (
+            "If repeated rows are genuine repeated measurements, keep them but split by entity "
+            "with `GroupKFold` / `GroupShuffleSplit`."
+        ),
+    )
+    severity_policy = (
+        "Score from the share of rows that repeat an earlier row (features and label) minus "
+        "the share expected by chance from the columns' cardinalities: 2% -> 0, 5% -> 0.2, "
+        "10% -> 0.4, 20% -> 0.6, 40% -> 0.8, 70% -> 0.9. x0.7 for the test split (only the "
+        "evaluation is affected); x0.5 when chance explains at least half of the duplicates. "
+        "Deepchecks' Data Duplicates share corroborates through the same table."
+    )
+    explains = ("overfitting", "label_drift")
+    checks = ("Data Duplicates",)
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        for split, factor in ((dataset.train, 1.0), (dataset.test, TEST_FACTOR)):
+            if split is None or split.duplicate_fraction <= 0:
+                continue
+            share = split.duplicate_fraction
+            expected = expected_collision_rate(split, dataset.feature_names)
+            excess = max(share - expected, 0.0)
+            natural = expected >= 0.5 * share
+            score = interp(excess, DUPLICATE_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
+            if score <= 0:
+                continue
+            detail = f"{pct(share)} of {split.name} rows are exact copies of another row"
+            if expected >= 0.005:
+                detail += f" ({pct(expected)} expected by chance from the few distinct values)"
+            yield self.signal(
+                "dataset",
+                score=score,
+                confidence=0.6 if natural else 0.95,
+                detail=detail,
+                value=share,
+                share=share,
+                split=split.name,
+                n_rows=split.n_rows,
+                natural=natural,
+            )
+
+    def detect_deepchecks(self, artifact):
+        check = artifact.check("Data Duplicates")
+        if check is None or check.outcome != "not_passed" or not check.value:
+            return
+        score = interp(check.value, DUPLICATE_SCORE)
+        if score > 0:
+            yield self.check_signal(check, score=score, confidence=0.7, share=check.value)
+
+    def title(self, signals, artifact):
+        share = self.fact(signals, "share", 0.0)
+        split = self.fact(signals, "split", "training")
+        word = {"train": "training", "test": "test"}.get(split, split)
+        n = self.fact(signals, "n_rows")
+        count = f" ({round(share * n):,} of {n:,})" if n else ""
+        return f"{pct(share)} of {word} rows are exact duplicates{count}"
+
+    def explanation(self, signals, artifact):
+        share = self.fact(signals, "share", 0.0)
+        text = (
+            f"About {pct(share)} of the rows are exact copies of other rows. Each copy counts "
+            "again during training, so the model gives those examples extra weight and learns a "
+            "distorted picture of the data; cross-validation scores are inflated when copies fall "
+            "on both sides of a fold. Copies usually come from a load that ran twice, a join "
+            "that multiplied rows, or oversampling done by copying."
+        )
+        if self.fact(signals, "natural"):
+            text += (
+                " Here the features take few distinct values, so part of the repetition is "
+                "expected and the impact is limited."
+            )
+        return text

@@ -1,0 +1,379 @@
+"""feature_drift: covariate or multivariate shift between the training and test splits.
+
+Our own evidence compares each feature's train and test statistics (location shift in
+training standard deviations, change of spread), discounts what sampling noise alone
+produces at the splits' sizes, and weights each feature by how much the model relies on
+it: a shift in a feature the model ignores costs nothing. Deepchecks' per-feature drift
+scores (Kolmogorov-Smirnov / Cramer's V) and its domain-classifier Multivariate Drift
+corroborate, with the same noise floor.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp
+
+#: location shift (beyond noise) in training standard deviations -> score
+SHIFT_SCORE = (
+    (0.15, 0.0),
+    (0.3, 0.2),
+    (0.5, 0.35),
+    (1.0, 0.55),
+    (2.0, 0.75),
+    (4.0, 0.9),
+    (10.0, 1.0),
+)
+#: |log| of the test/train spread ratio (beyond noise) -> score:
+#: 2x -> 0.3, 4x -> 0.55, 10x -> 0.75, 1000x -> 1
+SPREAD_SCORE = ((0.3, 0.0), (0.7, 0.3), (1.4, 0.55), (2.3, 0.75), (4.6, 0.9), (6.9, 1.0))
+#: change of the most frequent category's share (beyond noise) -> score
+TOP_SHARE_SCORE = ((0.05, 0.0), (0.1, 0.2), (0.2, 0.4), (0.35, 0.6), (0.5, 0.75))
+#: Deepchecks per-feature drift score (KS statistic / Cramer's V, beyond noise) -> score
+DRIFT_SCORE = ((0.05, 0.0), (0.1, 0.2), (0.2, 0.4), (0.35, 0.6), (0.5, 0.75), (0.7, 0.85))
+#: Deepchecks' multivariate drift score (2 * domain classifier AUC - 1, beyond noise) -> score
+MULTIVARIATE_SCORE = ((0.1, 0.0), (0.25, 0.25), (0.4, 0.45), (0.6, 0.65), (0.8, 0.8))
+#: a feature's native importance relative to the mean importance -> weight of its drift
+IMPORTANCE_WEIGHT = ((0.0, 0.5), (0.3, 0.65), (1.0, 0.9), (2.0, 1.0))
+#: weight when the model exposes no importances
+UNKNOWN_WEIGHT = 0.75
+#: z-score of a shift at which it counts half (fully from NOISE_Z + 1, not below NOISE_Z - 1)
+NOISE_Z = 3.0
+#: a feature counts as drifted when its unweighted score reaches this
+DRIFTED = 0.2
+
+
+def effective_rows(artifact, split: str) -> int:
+    """Rows of ``split`` that sample-based checks saw (``sample_size`` caps them)."""
+    stats = artifact.dataset.train if split == "train" else artifact.dataset.test
+    n = stats.n_rows if stats is not None else 0
+    if artifact.sample_size:
+        n = min(n, artifact.sample_size)
+    return max(n, 1)
+
+
+def two_sample_noise(n_train: int, n_test: int) -> float:
+    """The size a two-sample distance (KS, Cramer's V) reaches by chance (about
+    p = 0.001 for KS: 1.95 * sqrt((n + m) / (n m))); small splits need larger effects."""
+    return 1.95 * math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
+
+
+def importance_weight(artifact, feature: str) -> float:
+    importances = artifact.model.feature_importances
+    if not importances:
+        return UNKNOWN_WEIGHT
+    mean = 1.0 / len(importances)
+    return interp(importances.get(feature, 0.0) / mean, IMPORTANCE_WEIGHT)
+
+
+def _skipped_columns(artifact) -> set[str]:
+    """Index-like, id and date columns drift by construction in ordered splits; they are
+    identifier/temporal issues, not covariate shift."""
+    dataset = artifact.dataset
+    skipped = {dataset.index_col, dataset.datetime_col, dataset.target}
+    if dataset.train is not None:
+        skipped |= {c.name for c in dataset.train.columns if c.monotonic}
+    return {c for c in skipped if c}
+
+
+def significant(effect: float, se: float) -> float:
+    """``effect`` where it is clearly beyond sampling noise, shrunk towards 0 as its
+    z-score falls from ``NOISE_Z + 1`` to ``NOISE_Z - 1`` (0 below)."""
+    if se <= 0:
+        return effect
+    return effect * interp(effect / se, ((NOISE_Z - 1.0, 0.0), (NOISE_Z + 1.0, 1.0)))
+
+
+def numeric_shift(train, test, n_train: int, n_test: int) -> dict | None:
+    """Location and spread change of one numeric column, raw and as significant effects.
+
+    Location: the smaller of the mean and the median shift in training standard
+    deviations (a few outliers move the mean but not the median; a discrete column's
+    median jumps while its mean does not). Spread: the std ratio or the 1%-99% width
+    ratio, whichever is closer to 1, on a log scale. Each effect counts only as far as it
+    is beyond sampling noise at these split sizes (:func:`significant`).
+    """
+    if train.std is None or test.std is None or train.mean is None or test.mean is None:
+        return None
+    std = train.std
+    if not std or std <= 0 or not math.isfinite(std):
+        return None
+    se = math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
+    mean_shift = abs(test.mean - train.mean) / std
+    shift, location = mean_shift, significant(mean_shift, se)
+    if train.n_unique > 10 and train.q50 is not None and test.q50 is not None:
+        robust = std
+        if train.q99 is not None and train.q01 is not None and train.q99 > train.q01:
+            robust = (train.q99 - train.q01) / 4.65
+        median_shift = abs(test.q50 - train.q50) / max(robust, 1e-12)
+        shift = min(shift, median_shift)
+        location = min(location, significant(median_shift, 1.25 * se))
+    ratios = []
+    if test.std > 0:
+        ratios.append(test.std / std)
+    if None not in (train.q01, train.q99, test.q01, test.q99):
+        width_train, width_test = train.q99 - train.q01, test.q99 - test.q01
+        if width_train > 0 and width_test > 0:
+            ratios.append(width_test / width_train)
+    ratio = min(ratios, key=lambda r: abs(math.log(r))) if ratios else 1.0
+    return {
+        "shift": shift,
+        "location": location,
+        "ratio": ratio,
+        "spread": significant(abs(math.log(ratio)), se),
+    }
+
+
+def performance_factor(artifact) -> float:
+    """Drift that leaves the test score where the training score is has had no impact yet."""
+    performance = artifact.performance
+    if performance.train_score is None or performance.test_score is None:
+        return 1.0
+    return 0.8 if performance.train_score - performance.test_score <= 0.02 else 1.0
+
+
+def _column_drift(artifact):
+    """Per-feature drift from our own statistics: (weighted score, facts) best first."""
+    dataset = artifact.dataset
+    if dataset.train is None:
+        return []
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    skipped = _skipped_columns(artifact)
+    unseen = dataset.comparison.unseen_category_fraction if dataset.comparison else {}
+    found = []
+    for name in dataset.feature_names:
+        if name in skipped:
+            continue
+        train, test = dataset.train.column(name), dataset.test.column(name)
+        if train is None or test is None:
+            continue
+        facts = {"feature": name}
+        if train.kind == "numeric" and test.kind == "numeric":
+            shift = numeric_shift(train, test, n_train, n_test)
+            if shift is None:
+                continue
+            raw = max(interp(shift["location"], SHIFT_SCORE), interp(shift["spread"], SPREAD_SCORE))
+            facts.update(
+                shift=round(shift["shift"], 2), spread=round(shift["ratio"], 2), kind="numeric"
+            )
+        elif train.kind in ("categorical", "boolean") and test.kind == train.kind:
+            p = train.top_fraction
+            se = math.sqrt(max(p * (1 - p), 0.01) * (1.0 / n_train + 1.0 / n_test))
+            raw = interp(significant(abs(test.top_fraction - p), se), TOP_SHARE_SCORE)
+            if unseen.get(name, 0.0) >= 0.05:  # new categories: unseen_categories' job
+                raw *= 0.5
+            facts.update(top_train=p, top_test=test.top_fraction, kind="categorical")
+        else:
+            continue
+        if raw <= 0:
+            continue
+        weight = importance_weight(artifact, name)
+        facts.update(raw=raw, weight=weight)
+        found.append((raw * weight, facts))
+    return sorted(found, key=lambda item: (-item[0], item[1]["feature"]))
+
+
+def _check_drift(artifact):
+    """Per-feature Deepchecks drift scores beyond the noise floor, weighted by importance."""
+    check = artifact.check("Feature Drift")
+    if check is None or check.outcome in ("errored", "skipped") or not check.values:
+        return check, []
+    features = set(artifact.dataset.feature_names) - _skipped_columns(artifact)
+    noise = two_sample_noise(effective_rows(artifact, "train"), effective_rows(artifact, "test"))
+    found = []
+    for name, drift in check.values.items():
+        if name not in features or drift is None or not math.isfinite(drift):
+            continue
+        raw = interp(drift - noise, DRIFT_SCORE)
+        if raw <= 0:
+            continue
+        found.append(
+            (raw * importance_weight(artifact, name), {"feature": name, "drift": drift, "raw": raw})
+        )
+    return check, sorted(found, key=lambda item: (-item[0], item[1]["feature"]))
+
+
+def _multivariate(check) -> float | None:
+    """Deepchecks' multivariate drift score (2 AUC - 1) from whichever number it logged."""
+    values = check.values
+    for key in ("domain_classifier_drift_score", "drift_score"):
+        if values.get(key) is not None:
+            return float(values[key])
+    if values.get("domain_classifier_auc") is not None:
+        return max(0.0, 2.0 * float(values["domain_classifier_auc"]) - 1.0)
+    return check.value
+
+
+@register_rule
+class FeatureDrift(Rule):
+    id = "feature_drift"
+    name = "Feature distributions shift between train and test"
+    detects = (
+        "Features whose distribution in the evaluation data differs from the training data (a"
+        " shifted mean, a changed spread, different category shares, or a shift only visible "
+        "in combination), weighted by how much the model relies on each feature."
+    )
+    why = (
+        "A model is only reliable on data like the data it learned from. When important "
+        "inputs move, the model extrapolates: its scores on the new data drop, and the test "
+        "score no longer tells how it will do where the data came from."
+    )
+    example = (
+        "A credit model is trained on 2019 applications and evaluated on 2023 ones: incomes "
+        "rose by 1.5 standard deviations and the model's top feature now sits outside the "
+        "range it was fitted on."
+    )
+    fixes = (
+        "Check that train and test come from the same population and the same pipeline: "
+        "same source, period, units and preprocessing (a unit change or a missing transform "
+        "shows up as a huge shift in one feature).",
+        "If the split was not random, re-split with shuffling "
+        "(`train_test_split(..., shuffle=True, stratify=y)`); if the shift is real "
+        "(time, region), train on data that represents the deployment population, e.g. "
+        "recent data or `TimeSeriesSplit` validation.",
+        "Make the model robust to the shift: drop or re-engineer unstable features (ratios, "
+        "ranks instead of raw amounts), or weight training rows by their similarity to the "
+        "target population (importance weighting from a domain classifier).",
+        "Monitor the drifting features in production and retrain when their drift score "
+        "crosses a threshold.",
+    )
+    severity_policy = (
+        "Per feature, our statistics: location shift in training standard deviations (the "
+        "smaller of mean and median shift), counted fully from z = 4 and not below z = 2: 0.3"
+        " -> 0.2, 0.5 -> 0.35, 1 -> 0.55, 2 -> 0.75, 4 -> 0.9, 10 -> 1; or spread ratio 2x ->"
+        " 0.3, 4x -> 0.55, 10x -> 0.75; categorical: change of the top category's share 0.1 "
+        "-> 0.2, 0.2 -> 0.4, 0.35 -> 0.6. Each feature's score is weighted by its importance "
+        "relative to the mean (0 -> 0.5, 0.3x -> 0.65, 1x -> 0.9, 2x -> 1.0; 0.75 when "
+        "unknown): an ignored feature's shift still signals another population. The strongest"
+        " feature sets the score, +0.05 when 3 or more features drift, +0.1 when also 30% of "
+        "them. Deepchecks Feature Drift (KS / Cramer's V beyond 1.95 sqrt(1/n+1/m)) maps 0.1 "
+        "-> 0.2, 0.2 -> 0.4, 0.35 -> 0.6, 0.5 -> 0.75 with the same weights; Multivariate "
+        "Drift (2 AUC - 1, less 1/sqrt(n_test)) 0.25 -> 0.25, 0.4 -> 0.45, 0.6 -> 0.65, "
+        "weighted like its most useful feature (x0.8 when unknown). Everything x0.8 when the "
+        "test score is within 0.02 of the training score (no impact yet)."
+    )
+    explains = (
+        "prediction_drift",
+        "overfitting",
+        "underfitting",
+        "weak_segment",
+        "poor_calibration",
+    )
+    checks = ("Feature Drift", "Multivariate Drift")
+
+    def detect_dataset(self, artifact):
+        drifted = _column_drift(artifact)
+        if not drifted:
+            return
+        score, facts = drifted[0]
+        n_drifted = sum(1 for _, f in drifted if f["raw"] >= DRIFTED)
+        if n_drifted >= 3:  # several features moving together: another population
+            score += 0.1 if n_drifted >= 0.3 * len(artifact.dataset.feature_names) else 0.05
+        score *= performance_factor(artifact)
+        if score < 0.05:
+            return
+        name = facts["feature"]
+        if facts["kind"] == "numeric":
+            detail = (
+                f"{name!r} moved by {facts['shift']:.2f} training standard deviations "
+                f"(test/train spread {facts['spread']:.2f}x)"
+            )
+        else:
+            detail = (
+                f"the most frequent category of {name!r} covers {facts['top_train']:.0%} of train "
+                f"but {facts['top_test']:.0%} of test"
+            )
+        detail += (
+            f"; {n_drifted} of {len(artifact.dataset.feature_names)} features drift beyond noise"
+        )
+        yield self.signal(
+            "dataset",
+            score=score,
+            confidence=0.8,
+            detail=detail,
+            value=facts.get("shift"),
+            n_drifted=n_drifted,
+            n_features=len(artifact.dataset.feature_names),
+            **facts,
+        )
+
+    def detect_deepchecks(self, artifact):
+        check, drifted = _check_drift(artifact)
+        if drifted and check.outcome == "not_passed":
+            score, facts = drifted[0]
+            score *= performance_factor(artifact)
+            if score >= 0.05:
+                yield self.check_signal(
+                    check,
+                    score=score,
+                    confidence=0.7 if effective_rows(artifact, "test") >= 100 else 0.5,
+                    feature=facts["feature"],
+                    drift=facts["drift"],
+                    n_drifted_check=len(drifted),
+                )
+        multi = artifact.check("Multivariate Drift")
+        if multi is None or multi.outcome != "not_passed":
+            return
+        drift = _multivariate(multi)
+        if drift is None:
+            return
+        noise = 1.0 / math.sqrt(effective_rows(artifact, "test"))
+        # the domain classifier's most useful feature: the drift matters as much as the
+        # model relies on it
+        features = set(artifact.dataset.feature_names)
+        ranked = sorted(
+            ((v, k) for k, v in multi.values.items() if k in features and v is not None),
+            reverse=True,
+        )
+        weight = importance_weight(artifact, ranked[0][1]) if ranked else 0.8
+        score = weight * interp(drift - noise, MULTIVARIATE_SCORE) * performance_factor(artifact)
+        if score >= 0.05:
+            facts = {"multivariate": drift}
+            if ranked:
+                facts["domain_feature"] = ranked[0][1]
+            yield self.check_signal(multi, score=score, confidence=0.6, **facts)
+
+    def title(self, signals, artifact):
+        feature = self.fact(signals, "feature")
+        shift = self.fact(signals, "shift")
+        kind = self.fact(signals, "kind")
+        n = self.fact(signals, "n_drifted")
+        more = f" ({n} of {self.fact(signals, 'n_features')} features drift)" if n and n > 1 else ""
+        if feature and kind == "numeric":
+            spread = self.fact(signals, "spread") or 1.0
+            if shift >= 0.3 or not (0.5 < spread < 2.0):
+                if shift >= 0.3:
+                    return (
+                        f"Feature {feature!r} shifted by {shift:.1f} training standard deviations "
+                        f"between train and test{more}"
+                    )
+                return (
+                    f"The spread of feature {feature!r} changed {spread:.1f}x between train "
+                    f"and test{more}"
+                )
+        if feature and kind == "categorical":
+            return (
+                f"Category shares of {feature!r} shift between train and test "
+                f"({self.fact(signals, 'top_train'):.0%} -> {self.fact(signals, 'top_test'):.0%} "
+                f"for the most frequent value){more}"
+            )
+        drift = self.fact(signals, "drift")
+        if feature and drift is not None:
+            return f"Feature {feature!r} drifts between train and test (drift score {drift:.2f})"
+        multi = self.fact(signals, "multivariate")
+        if multi is not None:
+            return f"Train and test are told apart by a classifier (multivariate drift {multi:.2f})"
+        return self.name
+
+    def explanation(self, signals, artifact):
+        feature = self.fact(signals, "feature")
+        which = f"Feature {feature!r} and possibly others" if feature else "The input features"
+        return (
+            f"{which} look different in the evaluation data than in the training data, and the "
+            "model relies on them. A model only knows the patterns of the data it was trained "
+            "on; on shifted inputs it extrapolates, so its predictions get worse and the test "
+            "score stops describing the population it was built for. This happens with "
+            "non-random splits, data from another period or source, or a unit or preprocessing "
+            "change on one side."
+        )

@@ -1,0 +1,230 @@
+"""outliers: samples far outside the bulk of the data."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
+FRACTION_SCORE = ((0.005, 0.0), (0.01, 0.2), (0.02, 0.35), (0.05, 0.55), (0.1, 0.7), (0.2, 0.8))
+#: how far the extreme values sit from the bulk (see :func:`extremeness`) -> factor.
+#: Natural heavy tails reach ~30; unit errors and sentinel codes (9999) reach hundreds.
+EXTREMENESS_FACTOR = ((5.0, 0.3), (20.0, 0.6), (100.0, 1.0))
+UNKNOWN_EXTREMENESS_FACTOR = 0.6
+#: added to the base when the model is scale-sensitive (linear, distance-based)
+SCALE_SENSITIVE_BONUS = 0.1
+#: added per further affected column (>= 1% outliers), up to MAX_COLUMN_BONUS
+COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
+#: infinite values in a feature; a crash on them
+INF_SCORE, INF_CRASH_SCORE = 0.6, 0.85
+#: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
+CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
+
+
+def extremeness(column) -> float | None:
+    """How many times the distance from median to the lower (upper) 1% quantile the
+    maximum (minimum) lies from the median. Measured against the *opposite* half so
+    that a few percent of gross errors on one side cannot hide themselves by shifting
+    the 99th percentile. A normal column gives ~1.5, skewed real data up to ~30."""
+    values = (column.min, column.q01, column.q50, column.q99, column.max)
+    if any(v is None for v in values):
+        return None
+    low, q01, q50, q99, high = values
+    ratios = []
+    if q50 > q01:
+        ratios.append((high - q50) / (q50 - q01))
+    if q99 > q50:
+        ratios.append((q50 - low) / (q99 - q50))
+    return max(ratios) if ratios else None
+
+
+@register_rule
+class Outliers(Rule):
+    id = "outliers"
+    name = "Extreme values far outside the bulk of the data"
+    detects = (
+        "Numeric features in which a noticeable share of rows lies more than 5 "
+        "inter-quartile ranges outside the middle half, orders of magnitude away from the "
+        "rest (unit errors, sentinel codes like 9999), or infinite values."
+    )
+    why = (
+        "A few gross values dominate means, variances and squared losses: a scaler fitted on "
+        "them squeezes every normal value into a tiny range, linear and distance-based models "
+        "bend towards them, and predictions for normal rows suffer. They are usually errors, "
+        "not rare truths."
+    )
+    example = (
+        "For 5% of patients the size measurements were recorded in micrometres instead of "
+        "millimetres (x1000); the standardised features of every other patient collapse to "
+        "nearly the same value."
+    )
+    fixes = (
+        (
+            "Find the cause of the extreme values (unit changes, device error codes such as 9999 "
+            "or -1, parsing errors) and correct or null them at load time: "
+            "`df.loc[df['bmi'] > 100, 'bmi'] = np.nan`, then impute inside the pipeline."
+        ),
+        (
+            "Make the pipeline robust: `RobustScaler` or `QuantileTransformer` instead of "
+            "`StandardScaler`, clip to training quantiles (`np.clip(x, q01, q99)` learned on "
+            "train), or use tree-based models that are insensitive to scale."
+        ),
+        (
+            "Add a range validation step before training and inference that rejects physically "
+            "impossible values, and replace `inf` with NaN: `df.replace([np.inf, -np.inf], np.nan)`."
+        ),
+        (
+            "Only remove rows after checking that they are errors: genuine rare cases are often "
+            "the ones that matter."
+        ),
+    )
+    severity_policy = (
+        "Per numeric feature: share of rows beyond 5 IQRs, 1% -> 0.2, 2% -> 0.35, 5% -> 0.55, "
+        "10% -> 0.7, 20% -> 0.8; +0.1 for a scale-sensitive model, +0.05 per further affected "
+        "column (up to +0.1); the sum is multiplied by how extreme the values are (max - median "
+        "over median - 1st percentile): <= 5 -> x0.3, 20 -> x0.6, >= 100 -> x1.0, so heavy but "
+        "natural tails stay low and unit errors or sentinel codes count fully. Infinite values: "
+        "0.6; a crash on them: 0.85. Deepchecks' Outlier Sample Detection (share of rows with "
+        "LoOP probability >= 0.7) only corroborates what the statistics found (at most 0.3)."
+    )
+    explains = (
+        "underfitting",
+        "weak_segment",
+        "poor_calibration",
+        "feature_drift",
+        "degenerate_predictions",
+    )
+    checks = ("Outlier Sample Detection",)
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        features = set(dataset.feature_names)
+        sensitive = artifact.model.scale_sensitive
+        for split in (dataset.train, dataset.test):
+            if split is None:
+                continue
+            columns = [
+                c
+                for c in split.columns
+                if c.name in features and c.kind == "numeric" and (c.outlier_fraction or 0) > 0
+            ]
+            affected = [c for c in columns if c.outlier_fraction >= 0.01]
+            scored = []
+            for column in columns:
+                base = interp(column.outlier_fraction, FRACTION_SCORE)
+                if base <= 0:
+                    continue
+                ratio = extremeness(column)
+                factor = (
+                    UNKNOWN_EXTREMENESS_FACTOR
+                    if ratio is None
+                    else interp(ratio, EXTREMENESS_FACTOR)
+                )
+                bonus = (SCALE_SENSITIVE_BONUS if sensitive else 0.0) + min(
+                    COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS
+                )
+                scored.append(((base + bonus) * factor, column, ratio))
+            if scored:
+                score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
+                detail = (
+                    f"{pct(column.outlier_fraction)} of {split.name} rows of {column.name!r} lie "
+                    f"beyond 5 IQRs (median {column.q50:.4g}, max {column.max:.4g})"
+                )
+                if len(affected) > 1:
+                    detail += f"; {len(affected)} features have >= 1% such rows"
+                if sensitive:
+                    detail += "; the model is scale-sensitive"
+                yield self.signal(
+                    "dataset",
+                    score=score,
+                    confidence=0.9 if ratio is not None and ratio >= 100 else 0.7,
+                    detail=detail,
+                    value=column.outlier_fraction,
+                    column=column.name,
+                    share=column.outlier_fraction,
+                    n_columns=max(len(affected), 1),
+                    split=split.name,
+                    extreme=ratio,
+                )
+            infinite = [c for c in split.columns if c.name in features and c.n_inf > 0]
+            if infinite:
+                worst = max(infinite, key=lambda c: (c.n_inf, c.name))
+                yield self.signal(
+                    "dataset",
+                    score=INF_SCORE,
+                    confidence=0.95,
+                    detail=f"{worst.name!r} holds {worst.n_inf} infinite value(s) in {split.name}"
+                    + (f" ({len(infinite)} features affected)" if len(infinite) > 1 else ""),
+                    value=worst.n_inf,
+                    inf_column=worst.name,
+                    n_inf=worst.n_inf,
+                )
+
+    def detect_runtime(self, artifact):
+        for failure in artifact.runtime_failures:
+            text = f"{failure.exception_type} {failure.message}".lower()
+            if failure.inf_counts and ("inf" in text or "too large" in text):
+                column = max(failure.inf_counts, key=lambda c: (failure.inf_counts[c], c))
+                yield self.signal(
+                    "runtime",
+                    score=INF_CRASH_SCORE,
+                    confidence=0.9,
+                    detail=(
+                        f"the model crashed on infinite input during {failure.stage} "
+                        f"({failure.exception_type}); {column!r} has {failure.inf_counts[column]} inf"
+                    ),
+                    inf_column=column,
+                    n_inf=failure.inf_counts[column],
+                    crashed=True,
+                )
+
+    def detect_deepchecks(self, artifact):
+        """Outlier Sample Detection has no condition in the default suite (it passes unless
+        it errors); its ``value`` is the share of sampled rows with a LoOP outlier
+        probability >= 0.7. LoOP flags some rows in any data, so it only corroborates
+        extreme values that the column statistics found."""
+        check = artifact.check("Outlier Sample Detection")
+        if check is None or check.outcome in ("skipped", "errored") or check.value is None:
+            return
+        if not any(s.score > 0 for s in self.detect_dataset(artifact)):
+            return
+        score = interp(check.value, CHECK_SCORE)
+        if score > 0:
+            detail = f"Deepchecks' LoOP flags {pct(check.value)} of the sampled rows as outliers"
+            yield self.signal(
+                "deepchecks",
+                score=score,
+                confidence=0.4,
+                detail=detail,
+                value=check.value,
+                check=check.name,
+                sample_share=check.value,
+            )
+
+    def title(self, signals, artifact):
+        if self.fact(signals, "crashed"):
+            return f"The model crashes on infinite values (e.g. in {self.fact(signals, 'inf_column')!r})"
+        column = self.fact(signals, "column")
+        strongest = self.strongest(signals)
+        if column is not None and "inf_column" not in strongest.facts:
+            share, n = self.fact(signals, "share", 0.0), self.fact(signals, "n_columns", 1)
+            more = f" (and {n - 1} more feature(s))" if n > 1 else ""
+            return f"{pct(share)} of {column!r} values are extreme outliers{more}"
+        inf_column = self.fact(signals, "inf_column")
+        if inf_column is not None:
+            return f"Feature {inf_column!r} holds {self.fact(signals, 'n_inf')} infinite value(s)"
+        share = self.fact(signals, "sample_share", 0.0)
+        return f"Deepchecks flags {pct(share)} of the samples as outliers"
+
+    def explanation(self, signals, artifact):
+        if self.fact(signals, "inf_column") is not None and self.fact(signals, "column") is None:
+            return (
+                "Some feature values are infinite (typically a division by zero or a log of 0 "
+                "upstream). Most models reject them or produce meaningless predictions."
+            )
+        return (
+            "Some rows hold values far outside the range of the rest, often by orders of "
+            "magnitude, which points at recording errors such as wrong units or device error "
+            "codes rather than rare real cases. They distort scaling and pull linear or "
+            "distance-based models towards themselves, so predictions for ordinary rows get worse."
+        )

@@ -1,0 +1,176 @@
+"""overfitting: a large gap between train and test performance that costs accuracy.
+
+A flexible model (a random forest, boosting) routinely scores near 1.0 on its training
+rows; that gap alone is memorisation, not harm. The impact of overfitting is the test
+score it gives away, so the gap counts fully only when simple, regularised models of
+the baseline ladder do better on the same test data.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules.underfitting import best_baseline
+
+#: train - test gap on the main metric (beyond noise) -> score
+GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
+#: how far the model's test score lags the best simple baseline -> multiplier of the gap score
+LAG_FACTOR = ((0.0, 0.4), (0.05, 1.0))
+#: without baselines we cannot tell harmful from benign memorisation
+NO_BASELINE_FACTOR = 0.8
+#: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
+#: 0.6: a degradation alone cannot tell harmful from benign memorisation (no baselines)
+DEGRADATION_SCORE = ((0.1, 0.1), (0.2, 0.3), (0.35, 0.45), (0.5, 0.55), (0.7, 0.6))
+#: Deepchecks Boosting Overfit: relative decline of the test score over iterations -> score
+BOOSTING_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.3, 0.75))
+
+
+def noise_margin(n_test: int) -> float:
+    """Sampling noise of a score on ``n_test`` rows (about one standard error of an F1 or
+    accuracy near 0.5): gaps smaller than this say nothing."""
+    return 0.5 / math.sqrt(max(n_test, 1))
+
+
+def _clip(score: float) -> float:
+    """R2 below 0 is "worse than the mean" however negative: scores are clipped to
+    [0, 1] so that a model that is bad everywhere does not read as a gap."""
+    return min(max(score, 0.0), 1.0)
+
+
+def _own(artifact) -> dict | None:
+    performance = artifact.performance
+    train, test = performance.train_score, performance.test_score
+    if train is None or test is None:
+        return None
+    gap = _clip(train) - _clip(test)
+    best = best_baseline(artifact)
+    shift = 0.0
+    if best is not None and best.cv_score is not None:
+        # what every model loses from training data to this test split (a shifted or
+        # unrepresentative split), measured on the simple baseline: not overfitting
+        shift = max(0.0, _clip(best.cv_score) - _clip(best.test_score))
+    margin = noise_margin(artifact.dataset.test.n_rows)
+    score = interp(gap - shift - margin, GAP_SCORE)
+    if best is not None:
+        lag = _clip(best.test_score) - _clip(test)
+        factor = interp(lag, LAG_FACTOR)
+    else:
+        lag, factor = None, NO_BASELINE_FACTOR
+    return {
+        "train_score": train,
+        "test_score": test,
+        "gap": gap,
+        "shift": shift,
+        "metric": performance.metric or "score",
+        "score": score * factor,
+        "lag": lag,
+        "best": best.name if best is not None else None,
+        "best_score": best.test_score if best is not None else None,
+    }
+
+
+@register_rule
+class Overfitting(Rule):
+    id = "overfitting"
+    name = "The model overfits its training data"
+    detects = (
+        "A model that scores much better on the rows it was trained on than on the test rows,"
+        " while simpler, regularised models do better on the same test data."
+    )
+    why = (
+        "The model has memorised details and noise of its training rows instead of the "
+        "general pattern; on new data it does worse than it could, and its training score "
+        "badly overstates its real quality."
+    )
+    example = (
+        "An unpruned `DecisionTreeClassifier()` reaches F1 1.00 on train but 0.71 on test, "
+        "while a depth-4 tree gets 0.85 on the same test set."
+    )
+    fixes = (
+        "Regularise the model: limit depth / leaves (`max_depth`, `min_samples_leaf`), use "
+        "fewer boosting rounds with `early_stopping` / `n_iter_no_change`, raise the penalty "
+        "(smaller `C`, larger `alpha`), add dropout or weight decay for networks.",
+        "Tune those settings with cross-validation on the training data "
+        "(`GridSearchCV(model, params, cv=StratifiedKFold(5))`) rather than on the test set.",
+        "Reduce the features the model can memorise: drop noisy or id-like columns and "
+        "features that leak row identity.",
+        "Get more training data, or augment it; the gap shrinks as data grows.",
+    )
+    severity_policy = (
+        "Gap = train - test on the main metric (F1 macro / R2, both clipped to [0, 1]), less "
+        "what the best simple baseline loses from its cross-validated score to test (a "
+        "shifted split hurts every model: not overfitting), less a noise margin of "
+        "0.5/sqrt(n_test): 0.1 -> 0.25, 0.15 -> 0.4, 0.25 -> 0.6, 0.4 -> 0.8, 0.6 -> 0.9. "
+        "Multiplied by the impact factor: x0.4 when the model's test score is at least as "
+        "good as the best simple baseline's (benign memorisation), rising to x1.0 when it "
+        "lags by 0.05 or more; x0.8 without baselines. Deepchecks Train Test Performance "
+        "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
+        "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
+        "own score when we have one."
+    )
+    explains = ("poor_calibration", "weak_segment")
+    checks = ("Train Test Performance", "Boosting Overfit")
+
+    def detect_model(self, artifact):
+        own = _own(artifact)
+        if own is None or own["score"] <= 0:
+            return
+        detail = (
+            f"{own['metric']} is {own['train_score']:.3f} on train but {own['test_score']:.3f} "
+            f"on test (gap {own['gap']:.3f})"
+        )
+        if own["best"] is not None:
+            detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
+        if own["shift"] > 0.05:
+            detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
+        small = artifact.dataset.test.n_rows < 100
+        yield self.signal(
+            "model",
+            score=own["score"],
+            confidence=0.65 if small else 0.85,
+            detail=detail,
+            value=own["gap"],
+            **{k: v for k, v in own.items() if k != "score"},
+        )
+
+    def detect_deepchecks(self, artifact):
+        own = _own(artifact)
+        cap = None if own is None else own["score"] + 0.05
+        for name, table in (
+            ("Train Test Performance", DEGRADATION_SCORE),
+            ("Boosting Overfit", BOOSTING_SCORE),
+        ):
+            check = artifact.check(name)
+            if check is None or check.outcome != "not_passed" or check.value is None:
+                continue
+            score = interp(abs(check.value), table)
+            if cap is not None:
+                score = min(score, cap)
+            if score >= 0.05:
+                yield self.check_signal(
+                    check, score=score, confidence=0.6, degradation=abs(check.value)
+                )
+
+    def title(self, signals, artifact):
+        train, test = self.fact(signals, "train_score"), self.fact(signals, "test_score")
+        if train is None:
+            degradation = self.fact(signals, "degradation")
+            if degradation is not None:
+                return f"Performance drops by {degradation:.0%} from train to test"
+            return self.name
+        metric = self.fact(signals, "metric")
+        title = f"{metric} is {train:.2f} on train but {test:.2f} on test"
+        best, best_score = self.fact(signals, "best"), self.fact(signals, "best_score")
+        if best is not None and best_score > test:
+            title += f" (a simple {best} baseline reaches {best_score:.2f})"
+        return title
+
+    def explanation(self, signals, artifact):
+        return (
+            "The model does much better on the rows it was trained on than on new rows. It "
+            "has memorised its training data, noise included, instead of learning the general "
+            "pattern, so it gives away accuracy on new data and its training score overstates "
+            "its quality. Simpler or more regularised models tend to generalise better here."
+        )

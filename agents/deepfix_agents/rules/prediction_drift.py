@@ -1,0 +1,243 @@
+"""prediction_drift: the model's outputs shift between train and test more than the
+outcomes do.
+
+Predictions that follow a real change of the outcomes (more positives in test, higher
+targets) are the model doing its job; that shift belongs to label or feature drift.
+What this rule measures is the part of the prediction shift the labels do not
+justify: the model's outputs moved while the outcomes stayed put, so on the new data
+its predictions are systematically off. Our evidence compares the model's predictions
+on train and test (``train_prediction_distribution`` / ``prediction_stats``) with the
+labels of both splits; Deepchecks' Prediction Drift, less the label shift, corroborates
+or stands in when those statistics are missing.
+
+When the outputs move unjustified, the drifting features are the mechanism and this
+finding the harm, so ``explains`` lists ``feature_drift`` (and feature drift lists this
+rule): the reasoner keeps whichever of the two ranks higher and folds the other into it.
+Shifted outputs also make test-only symptoms: a share of one class far from its true
+share, probabilities that no longer match frequencies, a threshold tuned for the
+training population, and a train/test gap; those are folded in too.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.feature_drift import effective_rows, two_sample_noise
+from deepfix_agents.rules.label_drift import total_variation
+
+#: classification: shift of predicted class shares beyond the label shift (TVD) -> score
+SHARE_SCORE = ((0.03, 0.0), (0.07, 0.3), (0.12, 0.5), (0.2, 0.8), (0.3, 0.9))
+#: regression: shift of the mean prediction beyond the target's, in target stds -> score
+MEAN_SCORE = ((0.1, 0.0), (0.2, 0.3), (0.35, 0.5), (0.6, 0.75), (1.0, 0.9))
+#: Deepchecks' Prediction Drift (KS-like) beyond noise and the label shift -> score
+DRIFT_SCORE = ((0.05, 0.0), (0.1, 0.2), (0.15, 0.3), (0.25, 0.5), (0.4, 0.7), (0.6, 0.85))
+
+
+def _label_shift(artifact) -> float | None:
+    """How far the outcomes moved: total variation of class shares, or for regression
+    the target mean's shift in training target stds."""
+    dataset = artifact.dataset
+    if dataset.train is None:
+        return None
+    if artifact.task == "regression":
+        train, test = dataset.train.label_stats, dataset.test.label_stats
+        if not train.get("std") or "mean" not in train or "mean" not in test:
+            return None
+        return abs(test["mean"] - train["mean"]) / train["std"]
+    train, test = dataset.train.label_distribution, dataset.test.label_distribution
+    if not train or not test:
+        return None
+    return total_variation(train, test)
+
+
+def _as_ks(shift_in_stds: float, artifact) -> float:
+    """The KS distance between train and test predictions that a target shift of
+    ``shift_in_stds`` justifies for a model explaining R2 of the variance: predictions
+    spread sqrt(R2) as wide as the target, so the same mean shift is larger in their units."""
+    r2 = artifact.performance.train_score
+    spread = math.sqrt(min(max(r2 if r2 is not None else 0.5, 0.1), 1.0))
+    return math.erf(shift_in_stds / spread / (2.0 * math.sqrt(2.0)))
+
+
+def _own(artifact) -> dict | None:
+    """Unjustified shift of the predictions from our own statistics, with its score."""
+    performance = artifact.performance
+    label_shift = _label_shift(artifact)
+    if label_shift is None:
+        return None
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    if artifact.task == "regression":
+        stats = performance.prediction_stats
+        train_std = artifact.dataset.train.label_stats.get("std")
+        if "train" not in stats or "test" not in stats or not train_std:
+            return None
+        moved = (stats["test"]["mean"] - stats["train"]["mean"]) / train_std
+        truth = (
+            artifact.dataset.test.label_stats["mean"] - artifact.dataset.train.label_stats["mean"]
+        ) / train_std
+        unexplained = abs(moved - truth) - 3.0 * math.sqrt(1.0 / n_train + 1.0 / n_test)
+        return {
+            "score": interp(unexplained, MEAN_SCORE),
+            "kind": "mean",
+            "moved": moved,
+            "truth": truth,
+        }
+    before, after = performance.train_prediction_distribution, performance.prediction_distribution
+    if not before or not after:
+        return None
+    labels_before = artifact.dataset.train.label_distribution
+    labels_after = artifact.dataset.test.label_distribution
+    key = max(
+        set(before) | set(after),
+        key=lambda k: (
+            abs(
+                (after.get(k, 0) - before.get(k, 0))
+                - (labels_after.get(k, 0) - labels_before.get(k, 0))
+            ),
+            k,
+        ),
+    )
+    # per class: the change of its predicted share beyond the change of its true share
+    excess = 0.5 * sum(
+        abs(
+            (after.get(k, 0) - before.get(k, 0))
+            - (labels_after.get(k, 0) - labels_before.get(k, 0))
+        )
+        for k in set(before) | set(after) | set(labels_before) | set(labels_after)
+    )
+    noise = 1.5 * math.sqrt(0.25 * (1.0 / n_train + 1.0 / n_test))
+    return {
+        "score": interp(excess - noise, SHARE_SCORE),
+        "kind": "share",
+        "label": key,
+        "predicted_before": before.get(key, 0.0),
+        "predicted_after": after.get(key, 0.0),
+        "true_before": labels_before.get(key, 0.0),
+        "true_after": labels_after.get(key, 0.0),
+        "excess": excess,
+    }
+
+
+@register_rule
+class PredictionDrift(Rule):
+    id = "prediction_drift"
+    name = "Model outputs shift between train and test"
+    detects = (
+        "The model's predictions (classes, probabilities or values) are distributed "
+        "differently on the evaluation data than on the training data, by more than the true "
+        "outcomes changed."
+    )
+    why = (
+        "When the model's answers move but reality does not, its predictions on the new data "
+        "are systematically off: more alarms, higher estimates, different decisions, none of "
+        "them justified by the outcomes."
+    )
+    example = (
+        "A churn model predicts churn for 18% of training customers but 41% of customers in a"
+        " new region, whose actual churn rate is the same 18%: shorter tenures there do not "
+        "mean what they meant in training."
+    )
+    fixes = (
+        "Find what moved the predictions: compare the inputs of the two splits feature by "
+        "feature (drift scores, ranges, units, measurement devices) and check that both go "
+        "through the same preprocessing.",
+        "If the new population differs (another region, device, period), collect labelled "
+        "data from it and retrain or fine-tune; until then, recalibrate the outputs on "
+        "recent labelled data (`CalibratedClassifierCV(FrozenEstimator(model))`) or "
+        "re-tune the threshold.",
+        "Monitor the prediction distribution in production (share of positive predictions, "
+        "PSI of the scores, mean prediction) against the training distribution and alert "
+        "before labels arrive.",
+    )
+    severity_policy = (
+        "Classification: per class, the change of its predicted share (train -> test "
+        "predictions) beyond the change of its true share, as a total variation, less 1.5 "
+        "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9. Regression: "
+        "the mean prediction's shift beyond the target mean's, in training target stds, less "
+        "3 standard errors: 0.2 -> 0.3, 0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
+        "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
+        "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
+        "our own score + 0.1 when we have one."
+    )
+    explains = (
+        "feature_drift",
+        "degenerate_predictions",
+        "poor_calibration",
+        "decision_threshold",
+        "overfitting",
+    )
+    checks = ("Prediction Drift",)
+
+    def detect_model(self, artifact):
+        own = _own(artifact)
+        if own is None or own["score"] <= 0:
+            return
+        facts = {k: v for k, v in own.items() if k != "score"}
+        if own["kind"] == "share":
+            detail = (
+                f"the model predicts {own['label']!r} for {pct(own['predicted_before'])} of train "
+                f"rows but {pct(own['predicted_after'])} of test rows, while {own['label']!r} is "
+                f"{pct(own['true_before'])} of train and {pct(own['true_after'])} of test labels"
+            )
+            value = own["excess"]
+        else:
+            detail = (
+                f"the mean prediction moved by {own['moved']:+.2f} training target stds from "
+                f"train to test, the true target mean by {own['truth']:+.2f}"
+            )
+            value = own["moved"] - own["truth"]
+        yield self.signal(
+            "model", score=own["score"], confidence=0.85, detail=detail, value=value, **facts
+        )
+
+    def detect_deepchecks(self, artifact):
+        check = artifact.check("Prediction Drift")
+        if check is None or check.outcome != "not_passed" or check.value is None:
+            return
+        drift = float(check.value)
+        noise = two_sample_noise(
+            effective_rows(artifact, "train"), effective_rows(artifact, "test")
+        )
+        label_shift = _label_shift(artifact) or 0.0
+        if artifact.task == "regression":
+            label_shift = _as_ks(label_shift, artifact)
+        score = interp(drift - noise - label_shift, DRIFT_SCORE)
+        own = _own(artifact)
+        if own is not None:
+            score = min(score, own["score"] + 0.1)
+        if score > 0:
+            yield self.check_signal(
+                check, score=score, confidence=0.7, drift=drift, label_shift=label_shift
+            )
+
+    def title(self, signals, artifact):
+        kind = self.fact(signals, "kind")
+        if kind == "share":
+            label = self.fact(signals, "label")
+            return (
+                f"The model predicts {label!r} for {pct(self.fact(signals, 'predicted_after'))} of "
+                f"test rows vs {pct(self.fact(signals, 'predicted_before'))} of train rows, "
+                f"though its true share is {pct(self.fact(signals, 'true_after'))} vs "
+                f"{pct(self.fact(signals, 'true_before'))}"
+            )
+        if kind == "mean":
+            return (
+                f"Predictions shift by {self.fact(signals, 'moved'):+.2f} target stds from train "
+                f"to test while the target shifts by {self.fact(signals, 'truth'):+.2f}"
+            )
+        drift = self.fact(signals, "drift")
+        if drift is not None:
+            return f"The model's predictions drift between train and test (drift score {drift:.2f})"
+        return self.name
+
+    def explanation(self, signals, artifact):
+        return (
+            "The model answers differently on the evaluation data than on the training data, "
+            "and the real outcomes do not account for the difference. The inputs changed in a "
+            "way the model is sensitive to (another population, source, device or "
+            "preprocessing) while what they mean for the outcome did not, so the model's "
+            "predictions on the new data are biased. Look at which inputs moved, and retrain "
+            "or recalibrate with labelled data from the new population."
+        )

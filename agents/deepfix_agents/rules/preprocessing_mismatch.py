@@ -1,0 +1,317 @@
+"""preprocessing_mismatch: inference inputs not transformed as in training.
+
+Two patterns, both read from statistics we already have:
+
+* **Transformed on one side only.** The numeric features of one split look scaled
+  (mean ~0 and std ~1, or squeezed into [0, 1]) while the same features in the other
+  split are far away from that: the scaler was applied to training data outside the
+  model and forgotten at inference (or the reverse).
+* **Scaler missing.** A scale-sensitive estimator (linear models, SVMs, neighbours,
+  networks) that is not a Pipeline with a preprocessing step, fed raw features whose
+  scales differ by orders of magnitude. On its own that is only a risk (low); it becomes
+  a root cause when the predictions collapse or the model falls far below the baseline
+  ladder, whose linear rung scales its inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.underfitting import baseline, best_baseline
+
+#: log10 of (largest / smallest feature std) -> score of the bare risk
+LATENT_SCORE = ((1.0, 0.1), (2.0, 0.2), (4.0, 0.3))
+#: log10 of the std ratio -> how much of the observed damage scale differences explain
+SCALE_FACTOR = ((1.0, 0.5), (2.0, 0.9), (3.0, 1.0))
+#: share of the most predicted class beyond its true share -> impact
+COLLAPSE_SCORE = ((0.05, 0.0), (0.15, 0.5), (0.3, 0.8), (0.45, 0.9))
+#: regression: std(pred) / std(y) -> impact
+SPREAD_SCORE = ((0.05, 0.85), (0.15, 0.6), (0.3, 0.3), (0.5, 0.0))
+#: shortfall behind the baseline ladder (1 = no better than dummy) -> impact
+SHORTFALL_SCORE = ((0.2, 0.0), (0.35, 0.3), (0.6, 0.6), (0.9, 0.8), (1.0, 0.85))
+#: share of numeric features scaled on one side only -> score
+ONE_SIDED_SCORE = ((0.3, 0.0), (0.5, 0.7), (0.8, 0.9))
+
+
+def numeric_features(split, feature_names) -> list:
+    names = set(feature_names)
+    return [
+        c
+        for c in split.columns
+        if c.name in names
+        and c.kind == "numeric"
+        and c.std is not None
+        and c.std > 0
+        and c.n_unique > 2
+    ]
+
+
+def scale_ratio(split, feature_names) -> tuple[float, str, str] | None:
+    """(largest std / smallest std, widest feature, narrowest feature) over the numeric
+    features of ``split`` (binary and constant columns left out)."""
+    columns = numeric_features(split, feature_names)
+    if len(columns) < 2:
+        return None
+    widest = max(columns, key=lambda c: (c.std, c.name))
+    narrowest = min(columns, key=lambda c: (c.std, c.name))
+    return widest.std / narrowest.std, widest.name, narrowest.name
+
+
+def _looks_scaled(column) -> bool:
+    standardised = abs(column.mean) < 0.15 and 0.8 < column.std < 1.25
+    min_max = (
+        column.min is not None
+        and column.max is not None
+        and column.min >= -0.01
+        and column.max <= 1.01
+        and column.max - column.min > 0.5
+    )
+    return standardised or min_max
+
+
+def _far_apart(scaled, other) -> bool:
+    """``other`` is nowhere near ``scaled``'s range: shifted by more than 3 of its stds,
+    or spread more than 3x wider/narrower."""
+    if other.mean is None or other.std is None or other.std <= 0:
+        return False
+    shift = abs(other.mean - scaled.mean) / scaled.std
+    ratio = other.std / scaled.std
+    return shift > 3.0 or ratio > 3.0 or ratio < 1.0 / 3.0
+
+
+def one_sided_scaling(artifact) -> dict | None:
+    """Numeric features that look scaled in one split and raw in the other."""
+    dataset = artifact.dataset
+    if dataset.train is None:
+        return None
+    for scaled_split, other_split in ((dataset.train, dataset.test), (dataset.test, dataset.train)):
+        columns = numeric_features(scaled_split, dataset.feature_names)
+        if len(columns) < 2:
+            continue
+        scaled = [c for c in columns if _looks_scaled(c)]
+        if len(scaled) < 0.5 * len(columns):
+            continue
+        apart = [
+            c.name
+            for c in scaled
+            if other_split.column(c.name) is not None and _far_apart(c, other_split.column(c.name))
+        ]
+        share = len(apart) / len(columns)
+        if len(apart) >= 2 and share >= 0.3:
+            return {
+                "scaled_split": scaled_split.name,
+                "raw_split": other_split.name,
+                "n_apart": len(apart),
+                "n_numeric": len(columns),
+                "share": share,
+                "examples": sorted(apart)[:3],
+            }
+    return None
+
+
+def collapse(artifact) -> dict | None:
+    """How far the test predictions collapsed (classification: excess share of the top
+    class; regression: shrunken spread), as an impact score."""
+    performance = artifact.performance
+    if artifact.task == "regression":
+        ratio = performance.prediction_spread_ratio
+        if ratio is None:
+            return None
+        return {"impact": interp(ratio, SPREAD_SCORE), "spread": ratio}
+    predicted, truth = performance.prediction_distribution, artifact.dataset.test.label_distribution
+    if not predicted or not truth:
+        return None
+    label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
+    impact = interp(share - truth.get(label, 0.0), COLLAPSE_SCORE)
+    if share >= 0.99 and max(truth.values()) < 0.95:
+        impact = max(impact, 0.85)
+    return {"impact": impact, "label": label, "share": share}
+
+
+def shortfall(artifact) -> dict | None:
+    """1 - (model - dummy) / (best baseline - dummy) on test, like underfitting's."""
+    dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
+    model_score = artifact.performance.test_score
+    if None in (model_score, dummy, best) or dummy.test_score is None:
+        return None
+    headroom = best.test_score - dummy.test_score
+    if headroom < 0.1:
+        return None
+    gap = 1.0 - (model_score - dummy.test_score) / headroom
+    return {
+        "impact": interp(gap, SHORTFALL_SCORE),
+        "shortfall": gap,
+        "best": best.name,
+        "best_score": best.test_score,
+        "model_score": model_score,
+    }
+
+
+@register_rule
+class PreprocessingMismatch(Rule):
+    id = "preprocessing_mismatch"
+    name = "Inputs are not preprocessed as the model expects"
+    detects = (
+        "Features transformed differently at training and at inference (scaled on one side "
+        "only), or a scale-sensitive model fed raw features of very different scales without "
+        "a scaler inside the model, with collapsed or baseline-level predictions as the "
+        "consequence."
+    )
+    why = (
+        "Distance- and gradient-based models read feature values literally: a feature in "
+        "thousands drowns one in fractions, and a model fitted on scaled values sees raw "
+        "values as extreme outliers. Predictions then collapse onto one answer or lose most "
+        "of their accuracy, although the model itself is fine."
+    )
+    example = (
+        "`X_train = StandardScaler().fit_transform(X_train)` before `SVC().fit(X_train, y)`, "
+        "but the saved model is the bare SVC and receives raw test data: it predicts the "
+        "majority class for 98% of rows."
+    )
+    fixes = (
+        "Put the preprocessing inside the model so it travels with it: "
+        "`model = make_pipeline(StandardScaler(), SVC())` (or a `ColumnTransformer` with "
+        "`StandardScaler` for numeric and `OneHotEncoder` for categorical columns), fit it on "
+        "raw training data and log that pipeline.",
+        "Never transform train and test separately by hand; if you must, fit the transformer "
+        "on train once and apply the same fitted object to every split and at inference.",
+        "Check what the model receives: compare `X.describe()` of training and serving "
+        "inputs (means ~0 and std ~1 on one side only means a scaler is missing on the "
+        "other).",
+        "If scaling cannot be added, use a scale-invariant model (tree ensembles such as "
+        "`HistGradientBoostingClassifier`).",
+    )
+    severity_policy = (
+        "Scaled on one side only (>= 50% of numeric features look standardised / min-max "
+        "scaled in one split, and >= 30% of them are > 3 stds away or > 3x wider in the "
+        "other): 0.5 of features -> 0.7, 0.8 -> 0.9, +0.05 when test predictions collapse. "
+        "Scaler missing (scale-sensitive estimator, no preprocessing step, std ratio across "
+        "numeric features >= 10): bare risk by log10(ratio) 1 -> 0.1, 2 -> 0.2, 4 -> 0.3; "
+        "with damage, the larger of collapse (excess top-class share 0.15 -> 0.5, 0.3 -> 0.8;"
+        " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85) and baseline shortfall (0.35 -> "
+        "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
+        "x0.9, 3 -> x1."
+    )
+    explains = (
+        "degenerate_predictions",
+        "underfitting",
+        "poor_calibration",
+        "prediction_drift",
+        "decision_threshold",
+        "feature_drift",
+        "overfitting",
+        "weak_segment",
+    )
+
+    def detect_dataset(self, artifact):
+        found = one_sided_scaling(artifact)
+        if found is None:
+            return
+        score = interp(found["share"], ONE_SIDED_SCORE)
+        collapsed = collapse(artifact)
+        if collapsed is not None and collapsed["impact"] >= 0.5:
+            score += 0.05
+        if score <= 0:
+            return
+        yield self.signal(
+            "dataset",
+            score=score,
+            confidence=0.85,
+            detail=(
+                f"{found['n_apart']} of {found['n_numeric']} numeric features look scaled in "
+                f"{found['scaled_split']} (mean ~0, std ~1 or range [0, 1]) but not in "
+                f"{found['raw_split']}, e.g. {found['examples']}"
+            ),
+            value=found["share"],
+            one_sided=True,
+            **found,
+        )
+
+    def detect_model(self, artifact):
+        model = artifact.model
+        if not model.scale_sensitive or model.has_preprocessing:
+            return
+        split = artifact.dataset.train or artifact.dataset.test
+        spread = scale_ratio(split, artifact.dataset.feature_names)
+        if spread is None or spread[0] < 10:
+            return
+        ratio, widest, narrowest = spread
+        magnitude = math.log10(ratio)
+        score = interp(magnitude, LATENT_SCORE)
+        impact, facts = 0.0, {}
+        for found in (collapse(artifact), shortfall(artifact)):
+            if found is not None and found["impact"] > impact:
+                impact, facts = found["impact"], found
+        score = max(score, impact * interp(magnitude, SCALE_FACTOR))
+        estimator = (model.model_class or "the estimator").rsplit(".", 1)[-1]
+        detail = (
+            f"{estimator} is scale-sensitive and has no scaling step; the std of {widest!r} is "
+            f"{ratio:,.0f}x that of {narrowest!r}"
+        )
+        if "label" in facts:
+            detail += f"; it predicts {facts['label']!r} for {pct(facts['share'])} of test rows"
+        elif "spread" in facts:
+            detail += f"; its predictions spread {facts['spread']:.2f}x as wide as the target"
+        elif "shortfall" in facts:
+            detail += (
+                f"; it scores {facts['model_score']:.3f} vs {facts['best_score']:.3f} for the "
+                f"{facts['best']} baseline"
+            )
+        yield self.signal(
+            "model",
+            score=score,
+            confidence=0.8 if impact >= 0.4 else 0.6,
+            detail=detail,
+            value=ratio,
+            ratio=ratio,
+            widest=widest,
+            narrowest=narrowest,
+            estimator=estimator,
+            impact=impact,
+            **{k: v for k, v in facts.items() if k != "impact"},
+        )
+
+    def title(self, signals, artifact):
+        if self.fact(signals, "one_sided"):
+            return (
+                f"{self.fact(signals, 'n_apart')} of {self.fact(signals, 'n_numeric')} numeric "
+                f"features are scaled in {self.fact(signals, 'scaled_split')} but raw in "
+                f"{self.fact(signals, 'raw_split')}"
+            )
+        ratio = self.fact(signals, "ratio")
+        if ratio is None:
+            return self.name
+        estimator = self.fact(signals, "estimator")
+        if self.fact(signals, "impact", 0.0) >= 0.4:
+            if self.fact(signals, "label") is not None:
+                label, share = self.fact(signals, "label"), self.fact(signals, "share")
+                effect = f"predicts {label!r} for {pct(share)} of rows"
+            elif self.fact(signals, "spread") is not None:
+                effect = "barely varies its predictions"
+            else:
+                effect = "scores far below a scaled baseline"
+            return f"Unscaled inputs (scales differ {ratio:,.0f}x) break {estimator}: it {effect}"
+        return (
+            f"{estimator} is scale-sensitive but gets unscaled features "
+            f"(scales differ {ratio:,.0f}x)"
+        )
+
+    def explanation(self, signals, artifact):
+        if self.fact(signals, "one_sided"):
+            return (
+                "The features of one split look already scaled (centred on 0 with unit spread, "
+                "or squeezed into 0..1) while the same features in the other split are raw. The "
+                "transformation was applied outside the model on one side only, so the model "
+                "receives values on a scale it never saw and its predictions are meaningless. "
+                "Put the scaler inside the model as a Pipeline step."
+            )
+        return (
+            "This kind of model compares feature values directly (distances, weighted sums, "
+            "gradient steps), so features measured in large units dominate those in small "
+            "units. It receives the features without any scaling, and their scales differ by "
+            "orders of magnitude; the result is a model that ignores most features and "
+            "predicts poorly or the same answer for everything. Scaling inside a Pipeline "
+            "fixes it."
+        )

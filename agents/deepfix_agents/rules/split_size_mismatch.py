@@ -1,0 +1,209 @@
+"""split_size_mismatch: a split too small or disproportionate to be trusted."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp
+
+#: rows in the test split -> score. Below ~30 rows no score is reliable; a 95% interval
+#: for an accuracy measured on n rows is about +-1/sqrt(n) wide (+-0.2 at 25 rows,
+#: +-0.1 at 100 rows).
+SMALL_TEST_SCORE = ((20, 0.85), (30, 0.7), (50, 0.5), (100, 0.3), (200, 0.12), (400, 0.0))
+#: test/train row ratio -> factor on SMALL_TEST_SCORE. A small test split carved from a
+#: large dataset is an avoidable mistake; from a small dataset it is all one has (then
+#: the remedy is cross-validation, and the finding weighs less).
+PROPORTION_FACTOR = ((0.05, 1.0), (0.25, 0.6))
+#: factor when there is no training split to compare with
+UNKNOWN_PROPORTION_FACTOR = 0.8
+#: test/train row ratio above 1 -> score: the model learns from less data than it is
+#: judged on (often train_size and test_size swapped)
+LARGE_TEST_SCORE = ((1.0, 0.0), (1.5, 0.25), (3.0, 0.5), (6.0, 0.7), (10.0, 0.8), (20.0, 0.9))
+#: training rows -> factor on LARGE_TEST_SCORE: 50,000 training rows are plenty even if
+#: the test split is larger
+TRAIN_SIZE_FACTOR = ((200, 1.0), (2_000, 0.7), (20_000, 0.4))
+#: training rows per model feature -> score: too few rows to estimate one weight each
+ROWS_PER_FEATURE_SCORE = ((1.0, 0.7), (3.0, 0.45), (5.0, 0.3), (10.0, 0.0))
+
+
+def _metric_wobble(n: int) -> float:
+    """Half-width of a 95% interval of an accuracy near 0.5 measured on ``n`` rows."""
+    return 1.96 * 0.5 / max(n, 1) ** 0.5
+
+
+@register_rule
+class SplitSizeMismatch(Rule):
+    id = "split_size_mismatch"
+    name = "A split is too small or disproportionate"
+    detects = (
+        "A test split too small for its score to mean anything, a training split much smaller "
+        "than the test split, or fewer training rows than the model has features to learn."
+    )
+    why = (
+        "A score measured on a few dozen rows moves by tens of points with the luck of the "
+        "draw, so comparisons, drift and per-segment results built on it are noise. A model "
+        "trained on a small fraction of the data wastes most of the information available."
+    )
+    example = (
+        "`train_test_split(X, y, test_size=25)` was meant as 25%: 3,000 rows train the model "
+        "and 25 rows judge it, so the accuracy moves by +-0.2 from one seed to the next."
+    )
+    fixes = (
+        (
+            "Use proportional sizes: `train_test_split(X, y, test_size=0.2, stratify=y)` (a float "
+            "is a share, an int is a row count; check which one you passed)."
+        ),
+        (
+            "With little data, report cross-validated scores with their spread instead of one "
+            "small test split: `cross_val_score(model, X, y, cv=StratifiedKFold(5))` or "
+            "`RepeatedStratifiedKFold`."
+        ),
+        (
+            "Make sure the training split is the larger one; if `train_size` and `test_size` were "
+            "swapped, swap them back and retrain."
+        ),
+        (
+            "Report a confidence interval with any score measured on a small split (e.g. "
+            "bootstrap the test rows) before drawing conclusions."
+        ),
+    )
+    severity_policy = (
+        "Small test split: rows 20 -> 0.85, 30 -> 0.7, 50 -> 0.5, 100 -> 0.3, 200 -> 0.12, "
+        "400 -> 0, multiplied by x1.0 when test/train < 0.05 (a larger test split was "
+        "affordable) down to x0.6 when test/train >= 0.25 (the dataset itself is small), x0.8 "
+        "without a training split. "
+        "Large test split: test/train 1.5 -> 0.25, 3 -> 0.5, 6 -> 0.7, 10 -> 0.8, 20 -> 0.9, "
+        "x1.0 up to 200 training rows, x0.7 at 2,000, x0.4 at 20,000. Training rows per model "
+        "feature: 1 -> 0.7, 3 -> 0.45, 5 -> 0.3, 10 -> 0. Deepchecks' Datasets Size Comparison "
+        "corroborates."
+    )
+    explains = (
+        "weak_segment",
+        "label_drift",
+        "feature_drift",
+        "prediction_drift",
+        "poor_calibration",
+        "decision_threshold",
+        "overfitting",
+        "underfitting",
+    )
+    checks = ("Datasets Size Comparison",)
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        n_test = dataset.test.n_rows
+        train = dataset.train
+        n_train = train.n_rows if train is not None else None
+        ratio = n_test / n_train if n_train else None
+        facts = {"n_test": n_test, "n_train": n_train}
+
+        score = interp(n_test, SMALL_TEST_SCORE) * (
+            interp(ratio, PROPORTION_FACTOR) if ratio is not None else UNKNOWN_PROPORTION_FACTOR
+        )
+        if score > 0:
+            detail = (
+                f"the test split has {n_test} rows; a score measured on it is only known to "
+                f"about +-{_metric_wobble(n_test):.2f}"
+            )
+            if n_train:
+                detail += f" (training split: {n_train} rows)"
+            yield self.signal(
+                "dataset",
+                score=score,
+                confidence=0.9,
+                detail=detail,
+                value=n_test,
+                kind="small_test",
+                **facts,
+            )
+
+        if ratio is not None and ratio > 1.0:
+            score = interp(ratio, LARGE_TEST_SCORE) * interp(n_train, TRAIN_SIZE_FACTOR)
+            if score > 0:
+                yield self.signal(
+                    "dataset",
+                    score=score,
+                    confidence=0.9,
+                    detail=f"the test split has {ratio:.1f}x as many rows as the training split ({n_test} vs {n_train})",
+                    value=ratio,
+                    kind="large_test",
+                    ratio=ratio,
+                    **facts,
+                )
+
+        n_features = len(dataset.feature_names)
+        if n_train and n_features:
+            per_feature = n_train / n_features
+            score = interp(per_feature, ROWS_PER_FEATURE_SCORE)
+            if score > 0:
+                yield self.signal(
+                    "dataset",
+                    score=score,
+                    confidence=0.8,
+                    detail=(
+                        f"the training split has {n_train} rows for {n_features} features "
+                        f"({per_feature:.1f} rows per feature)"
+                    ),
+                    value=per_feature,
+                    kind="few_rows",
+                    n_features=n_features,
+                    **facts,
+                )
+
+    def detect_deepchecks(self, artifact):
+        """Datasets Size Comparison: ``value`` is test/train rows (lower is worse),
+        ``values`` holds ``train_size`` and ``test_size``."""
+        check = artifact.check("Datasets Size Comparison")
+        if check is None or check.outcome != "not_passed":
+            return
+        n_test, n_train = check.values.get("test_size"), check.values.get("train_size")
+        score = self.check_score
+        if n_test:
+            ratio = n_test / n_train if n_train else None
+            factor = (
+                interp(ratio, PROPORTION_FACTOR) if ratio is not None else UNKNOWN_PROPORTION_FACTOR
+            )
+            score = max(score, interp(n_test, SMALL_TEST_SCORE) * factor)
+            if ratio is not None and ratio > 1.0:
+                score = max(
+                    score, interp(ratio, LARGE_TEST_SCORE) * interp(n_train, TRAIN_SIZE_FACTOR)
+                )
+        yield self.check_signal(check, score=score, confidence=0.6)
+
+    def title(self, signals, artifact):
+        strongest = self.strongest(signals)
+        kind = strongest.facts.get("kind")
+        n_test, n_train = self.fact(signals, "n_test"), self.fact(signals, "n_train")
+        if kind == "large_test":
+            return (
+                f"The model is trained on {n_train:,} rows but tested on {n_test:,} "
+                f"({strongest.facts['ratio']:.1f}x more)"
+            )
+        if kind == "few_rows":
+            return (
+                f"Only {n_train:,} training rows for {strongest.facts['n_features']} features "
+                f"({n_train / strongest.facts['n_features']:.1f} rows per feature)"
+            )
+        if kind == "small_test":
+            tail = f" ({n_train:,} in training)" if n_train else ""
+            return (
+                f"The test split has only {n_test:,} rows{tail}: its scores are uncertain by "
+                f"about +-{_metric_wobble(n_test):.2f}"
+            )
+        return self.name
+
+    def explanation(self, signals, artifact):
+        kind = self.strongest(signals).facts.get("kind")
+        if kind in ("large_test", "few_rows"):
+            return (
+                "The model learns from far fewer rows than are available (or than it has features "
+                "to fit), while most of the data sits in the test split. It cannot learn what the "
+                "data could teach it, so its weaknesses say more about the split than about the "
+                "model; train_size and test_size were probably swapped."
+            )
+        n_test = self.fact(signals, "n_test", 0)
+        return (
+            f"The test split holds only {n_test} rows. A score measured on so few rows changes "
+            f"by about +-{_metric_wobble(n_test):.2f} with the luck of which rows were drawn, so "
+            "it cannot confirm or rule out a problem, and drift or weak-segment results built on "
+            "it are noise. Use a larger test split or cross-validation."
+        )

@@ -1,0 +1,155 @@
+"""temporal_leakage: test dates that precede training dates."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.identifier_leakage import association_margin
+
+#: share of test rows dated before the latest training date -> base score
+BEFORE_SCORE = ((0.0, 0.0), (0.02, 0.15), (0.1, 0.35), (0.3, 0.55), (0.6, 0.7), (0.9, 0.8))
+#: how strongly the label depends on time (date-label association beyond its noise
+#: margin) -> factor on the base score: without a trend, mixing periods costs little
+TIME_DEPENDENCE_FACTOR = ((0.0, 0.4), (0.05, 0.6), (0.15, 0.9), (0.3, 1.0))
+#: factor when the dependence on time cannot be measured (date stored as text, ...)
+UNKNOWN_DEPENDENCE_FACTOR = 0.7
+#: share of test rows whose date also occurs in train (Deepchecks' duplicates check)
+DUPLICATE_DATE_SCORE = ((0.0, 0.0), (0.05, 0.15), (0.2, 0.3), (0.5, 0.45))
+
+
+def time_dependence(artifact) -> tuple[float | None, float | None]:
+    """(association of the date column with the label on train, the part of it beyond
+    the noise margin), or (None, None) when it was not measured as a rank statistic."""
+    dataset = artifact.dataset
+    split = dataset.train
+    if split is None or not dataset.datetime_col:
+        return None, None
+    column = split.column(dataset.datetime_col)
+    if column is None or column.kind != "datetime" or column.target_association is None:
+        return None, None
+    association = column.target_association
+    return association, max(association - association_margin(artifact, split), 0.0)
+
+
+@register_rule
+class TemporalLeakage(Rule):
+    id = "temporal_leakage"
+    name = "The model is tested on data older than data it was trained on"
+    detects = (
+        "Test rows dated before the latest training date (needs `datetime_col`): a random or "
+        "reversed split of time-stamped data, so the model learns from the future of the "
+        "period it is evaluated on."
+    )
+    why = (
+        "In production a model only ever sees the past. When training includes later data "
+        "than the test rows, trends and recent patterns leak into the evaluation, and the "
+        "test score overstates how the model will do on genuinely new periods."
+    )
+    example = (
+        "Daily sales sorted newest-first are split without shuffling: the model trains on "
+        "2023-2024 and is evaluated on 2022, where it already knows how the trend continues."
+    )
+    fixes = (
+        (
+            "Split by time: train on everything before a cut-off date and test on what comes "
+            "after, e.g. `df = df.sort_values('date'); cut = int(len(df) * 0.8); train, test = "
+            "df.iloc[:cut], df.iloc[cut:]`."
+        ),
+        (
+            "Cross-validate with `TimeSeriesSplit` (optionally with a `gap`) instead of `KFold` "
+            "or `train_test_split(shuffle=True)`."
+        ),
+        (
+            "Build features only from information available at each row's timestamp (lags and "
+            "rolling windows that look backwards only)."
+        ),
+        (
+            "Leave a gap between the training and test periods when labels mature late "
+            "(e.g. churn observed 90 days after the snapshot)."
+        ),
+    )
+    severity_policy = (
+        "Base score from the share of test rows dated before the latest training date: "
+        "2% -> 0.15, 10% -> 0.35, 30% -> 0.55, 60% -> 0.7, >= 90% -> 0.8. Multiplied by how "
+        "much the label depends on time, measured as the date column's association with the "
+        "label on train beyond its noise margin (3 standard errors): 0 -> x0.4 (no trend: "
+        "mixing periods costs little, at most low), 0.05 -> x0.6, 0.15 -> x0.9, >= 0.3 -> x1.0; "
+        "x0.7 when it cannot be measured. Deepchecks' Date Train Test Leakage Overlap gives the "
+        "same share (corroboration); Date Train Test Leakage Duplicates 20% -> 0.3 (same factor)."
+    )
+    explains = ("label_drift", "feature_drift", "prediction_drift", "overfitting")
+    checks = ("Date Train Test Leakage Overlap", "Date Train Test Leakage Duplicates")
+
+    def _factor(self, artifact) -> tuple[float, float | None]:
+        association, dependence = time_dependence(artifact)
+        if dependence is None:
+            return UNKNOWN_DEPENDENCE_FACTOR, None
+        return interp(dependence, TIME_DEPENDENCE_FACTOR), association
+
+    def detect_dataset(self, artifact):
+        comparison = artifact.dataset.comparison
+        if comparison is None or not comparison.test_before_train_fraction:
+            return
+        share = comparison.test_before_train_fraction
+        factor, association = self._factor(artifact)
+        column = artifact.dataset.datetime_col
+        detail = f"{pct(share)} of test rows are dated before the latest training date ({column!r})"
+        if association is not None:
+            detail += f"; the date's association with the label on train is {association:.2f}"
+        yield self.signal(
+            "dataset",
+            score=interp(share, BEFORE_SCORE) * factor,
+            confidence=0.9 if factor >= 0.6 else 0.6,
+            detail=detail,
+            value=share,
+            share=share,
+            column=column,
+            association=association,
+            trend=factor >= 0.6,
+        )
+
+    def detect_deepchecks(self, artifact):
+        factor, association = self._factor(artifact)
+        check = artifact.check("Date Train Test Leakage Overlap")
+        if check is not None and check.outcome == "not_passed" and check.value:
+            yield self.check_signal(
+                check,
+                score=interp(check.value, BEFORE_SCORE) * factor,
+                confidence=0.75,
+                share=check.value,
+                association=association,
+                trend=factor >= 0.6,
+            )
+        check = artifact.check("Date Train Test Leakage Duplicates")
+        if check is not None and check.outcome == "not_passed" and check.value:
+            yield self.check_signal(
+                check,
+                score=interp(check.value, DUPLICATE_DATE_SCORE) * factor,
+                confidence=0.5,
+                duplicate_share=check.value,
+            )
+
+    def title(self, signals, artifact):
+        share = self.fact(signals, "share")
+        if share is not None:
+            trend = " while the label changes over time" if self.fact(signals, "trend") else ""
+            return f"{pct(share)} of test rows are older than the newest training rows{trend}"
+        duplicate = self.fact(signals, "duplicate_share", 0.0)
+        return f"{pct(duplicate)} of test rows share their date with training rows"
+
+    def explanation(self, signals, artifact):
+        text = (
+            "The split mixes time: the model was trained on rows from later than many of the rows "
+            "it is tested on, so it has effectively seen the future of its own evaluation period. "
+        )
+        if self.fact(signals, "trend"):
+            text += (
+                "The label changes with time in this data, so that glimpse of the future makes the "
+                "test score look better than what the model will achieve on the next period."
+            )
+        else:
+            text += (
+                "The label shows little dependence on time here, so the damage is probably small, "
+                "but a time-based split is the honest way to evaluate a model used on future data."
+            )
+        return text

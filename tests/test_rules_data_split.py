@@ -1,0 +1,805 @@
+"""Rules of the data and split layers built on dataset statistics and split comparisons:
+data_type_issues, duplicate_samples, conflicting_labels, identifier_leakage,
+constant_feature, outliers, unseen_categories, temporal_leakage, split_size_mismatch.
+
+Each rule is exercised on hand-built artifact data: it fires at the expected severity on
+a clear case, stays at or below ``low`` on a healthy case, and names the key number in
+its title. A few tests go through the full reasoner to check ranking and symptom folding.
+"""
+
+from __future__ import annotations
+
+import pytest
+from deepfix_agents.reasoner import reason
+from deepfix_agents.rules import RULES
+
+from mlflow_deepfix.schemas import (
+    ArtifactData,
+    CheckOutcome,
+    ColumnStats,
+    ConditionResult,
+    DatasetSummary,
+    ModelInfo,
+    RuntimeFailure,
+    SplitComparison,
+    SplitStats,
+)
+
+SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def num(name: str, n: int = 1000, **kw) -> ColumnStats:
+    """A healthy continuous numeric column (standard normal-like quantiles)."""
+    base = {
+        "name": name,
+        "dtype": "float64",
+        "kind": "numeric",
+        "n_unique": n,
+        "unique_fraction": 1.0,
+        "top_fraction": 1 / n,
+        "mean": 0.0,
+        "std": 1.0,
+        "min": -3.2,
+        "max": 3.3,
+        "q01": -2.3,
+        "q50": 0.0,
+        "q99": 2.3,
+        "outlier_fraction": 0.0,
+        "target_association": 0.1,
+    }
+    base.update(kw)
+    return ColumnStats(**base)
+
+
+def cat(name: str, n_unique: int = 4, **kw) -> ColumnStats:
+    base = {
+        "name": name,
+        "dtype": "object",
+        "kind": "categorical",
+        "n_unique": n_unique,
+        "unique_fraction": n_unique / 1000,
+        "top_fraction": 0.4,
+        "target_association": 0.05,
+    }
+    base.update(kw)
+    return ColumnStats(**base)
+
+
+def split(name: str, columns: list[ColumnStats], n: int = 1000, labels=None, **kw) -> SplitStats:
+    return SplitStats(
+        name=name,
+        n_rows=n,
+        n_columns=len(columns) + 1,
+        columns=columns,
+        label_distribution={"0": 0.6, "1": 0.4} if labels is None else labels,
+        **kw,
+    )
+
+
+def artifact(
+    train_columns=None,
+    test_columns=None,
+    *,
+    n_train: int = 1000,
+    n_test: int = 300,
+    train_kw=None,
+    test_kw=None,
+    comparison=None,
+    features=None,
+    task="binary_classification",
+    checks=(),
+    model=None,
+    runtime_failures=(),
+    **dataset_kw,
+) -> ArtifactData:
+    """Artifact data of a small healthy workflow; override what a test needs."""
+    train_columns = (
+        train_columns if train_columns is not None else [num(f"x{i}", n_train) for i in range(5)]
+    )
+    test_columns = (
+        test_columns if test_columns is not None else [num(c.name, n_test) for c in train_columns]
+    )
+    if features is None:
+        features = [
+            c.name
+            for c in train_columns
+            if c.name not in (dataset_kw.get("index_col"), dataset_kw.get("datetime_col"))
+        ]
+    labels = {} if task == "regression" else None
+    train = split("train", train_columns, n_train, labels, **(train_kw or {})) if n_train else None
+    test = split("test", test_columns, n_test, labels, **(test_kw or {}))
+    if comparison is None and train is not None:
+        comparison = SplitComparison(test_to_train_ratio=n_test / n_train)
+    return ArtifactData(
+        task=task,
+        dataset=DatasetSummary(
+            target="label",
+            feature_names=features,
+            train=train,
+            test=test,
+            comparison=comparison,
+            **dataset_kw,
+        ),
+        checks=list(checks),
+        model=model or ModelInfo(),
+        runtime_failures=list(runtime_failures),
+    )
+
+
+def finding(category: str, art: ArtifactData):
+    """The rule's own finding (before the reasoner folds anything), or None at info."""
+    rule = RULES.get(category)()
+    signals = [
+        s
+        for source in ("dataset", "deepchecks", "model", "baseline", "runtime")
+        for s in rule.detect(source, art)
+    ]
+    if not signals:
+        return None
+    signals.sort(key=lambda s: (-s.score, -s.confidence, s.source))
+    severity = rule.severity(signals, art)
+    if severity == "info":
+        return None
+    return {
+        "severity": severity,
+        "title": rule.title(signals, art),
+        "explanation": rule.explanation(signals, art),
+        "confidence": rule.confidence(signals),
+        "score": rule.score(signals),
+    }
+
+
+def at_most(severity: str | None, limit: str) -> bool:
+    return severity is None or SEVERITY_ORDER.index(severity) >= SEVERITY_ORDER.index(limit)
+
+
+def severity_of(category: str, art: ArtifactData) -> str | None:
+    found = finding(category, art)
+    return None if found is None else found["severity"]
+
+
+def failed(name: str, value=None, values=None, suite="data_integrity") -> CheckOutcome:
+    return CheckOutcome(
+        name=name,
+        suite=suite,
+        outcome="not_passed",
+        value=value,
+        values=values or {},
+        conditions=[ConditionResult(name="condition", status="FAIL", details=f"{name} failed")],
+    )
+
+
+MY_CATEGORIES = (
+    "data_type_issues",
+    "duplicate_samples",
+    "conflicting_labels",
+    "identifier_leakage",
+    "constant_feature",
+    "outliers",
+    "unseen_categories",
+    "temporal_leakage",
+    "split_size_mismatch",
+)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+@pytest.mark.parametrize("category", MY_CATEGORIES)
+def test_rule_is_registered_and_documented(category):
+    rule = RULES.get(category)
+    assert rule.id == category
+    assert len(rule.fixes) >= 3
+    assert any(ch.isdigit() for ch in rule.severity_policy), "the policy names its anchors"
+    assert category not in rule.explains
+
+
+@pytest.mark.parametrize("category", MY_CATEGORIES)
+def test_healthy_workflow_stays_silent(category):
+    assert severity_of(category, artifact()) is None
+
+
+def test_healthy_workflow_gives_no_finding_of_mine_through_the_reasoner():
+    findings = reason(
+        [
+            s
+            for rule in RULES
+            for src in ("dataset", "deepchecks", "model")
+            for s in rule().detect(src, artifact())
+        ],
+        artifact(),
+    )
+    assert not [f for f in findings if f.category in MY_CATEGORIES]
+
+
+# --------------------------------------------------------------------------- duplicate_samples
+
+
+def test_duplicates_fire_high_with_share_in_title():
+    art = artifact(train_kw={"duplicate_fraction": 0.2})
+    found = finding("duplicate_samples", art)
+    assert found["severity"] == "high"
+    assert "20%" in found["title"] and "200 of 1,000" in found["title"]
+
+
+def test_massive_duplicates_are_critical():
+    assert (
+        severity_of("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.43}))
+        == "critical"
+    )
+
+
+def test_a_few_duplicates_are_harmless():
+    assert (
+        severity_of("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.015})) is None
+    )
+    assert at_most(
+        severity_of("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.05})), "low"
+    )
+
+
+def test_duplicates_expected_from_low_cardinality_features_are_damped():
+    columns = [cat(f"c{i}", n_unique=2, top_fraction=0.5, unique_fraction=0.002) for i in range(3)]
+    art = artifact(
+        columns, [cat(c.name, 2) for c in columns], train_kw={"duplicate_fraction": 0.99}
+    )
+    found = finding("duplicate_samples", art)
+    assert found is None or at_most(found["severity"], "low")
+
+
+def test_duplicates_in_test_weigh_less_than_in_train():
+    train = finding("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.2}))
+    test = finding("duplicate_samples", artifact(test_kw={"duplicate_fraction": 0.2}))
+    assert test["score"] < train["score"]
+    assert "test rows" in test["title"]
+
+
+def test_deepchecks_duplicates_corroborate_and_raise_confidence():
+    own = finding("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.2}))
+    both = finding(
+        "duplicate_samples",
+        artifact(train_kw={"duplicate_fraction": 0.2}, checks=[failed("Data Duplicates", 0.2)]),
+    )
+    assert both["confidence"] > own["confidence"]
+
+
+# --------------------------------------------------------------------------- conflicting_labels
+
+
+def test_conflicting_labels_fire_critical_with_share():
+    found = finding("conflicting_labels", artifact(train_kw={"conflicting_label_fraction": 0.33}))
+    assert found["severity"] == "critical"
+    assert "33%" in found["title"]
+
+
+def test_conflicting_labels_ten_percent_relabelled_is_high():
+    assert (
+        severity_of("conflicting_labels", artifact(train_kw={"conflicting_label_fraction": 0.18}))
+        == "high"
+    )
+
+
+def test_rare_conflicts_stay_silent():
+    assert (
+        severity_of("conflicting_labels", artifact(train_kw={"conflicting_label_fraction": 0.008}))
+        is None
+    )
+
+
+def test_conflicts_among_coarse_features_are_damped():
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(2)]
+    art = artifact(
+        columns, [cat(c.name, 3) for c in columns], train_kw={"conflicting_label_fraction": 0.3}
+    )
+    assert severity_of("conflicting_labels", art) == "medium"
+    assert "few distinct values" in finding("conflicting_labels", art)["explanation"]
+
+
+# --------------------------------------------------------------------------- identifier_leakage
+
+
+def test_sorted_record_id_fed_to_the_model_is_critical():
+    train = [num("record_id", monotonic=True, dtype="int64", target_association=1.0)] + [
+        num(f"x{i}") for i in range(4)
+    ]
+    found = finding("identifier_leakage", artifact(train))
+    assert found["severity"] == "critical"
+    assert "'record_id'" in found["title"] and "1.00" in found["title"]
+
+
+def test_identifier_association_within_noise_is_silent():
+    # 3 standard errors at n=100, p=0.4 are ~0.35: an association of 0.3 is chance
+    train = [num("row_id", n=100, monotonic=True, target_association=0.3)] + [num("x", n=100)]
+    assert severity_of("identifier_leakage", artifact(train, n_train=100)) is None
+
+
+def test_identifier_not_fed_to_the_model_is_at_most_low():
+    train = [num("customer_id", monotonic=True, target_association=0.8)] + [
+        num(f"x{i}") for i in range(4)
+    ]
+    art = artifact(train, index_col="customer_id")
+    assert "customer_id" not in art.dataset.feature_names
+    found = finding("identifier_leakage", art)
+    assert found["severity"] == "low"
+    assert "does not use it" in found["title"]
+
+
+def test_declared_index_fed_to_the_model_counts_fully():
+    train = [num("customer_id", monotonic=True, target_association=0.8)] + [
+        num(f"x{i}") for i in range(4)
+    ]
+    art = artifact(train, index_col="customer_id", features=[c.name for c in train])
+    assert severity_of("identifier_leakage", art) in ("high", "critical")
+
+
+def test_ordinary_predictive_feature_is_not_an_identifier():
+    train = [num("income", target_association=0.8)] + [num(f"x{i}") for i in range(4)]
+    assert severity_of("identifier_leakage", artifact(train)) is None
+
+
+def test_identifier_model_importance_adds_confidence():
+    train = [num("record_id", monotonic=True, target_association=0.6)] + [
+        num(f"x{i}") for i in range(4)
+    ]
+    plain = finding("identifier_leakage", artifact(train))
+    model = ModelInfo(feature_importances={"record_id": 0.7, **{f"x{i}": 0.075 for i in range(4)}})
+    relied = finding("identifier_leakage", artifact(train, model=model))
+    assert relied["confidence"] > plain["confidence"]
+    assert relied["severity"] == plain["severity"] == "high"
+
+
+def test_identifier_label_correlation_check_alone():
+    # per-split headlines (train_value / test_value) sit next to the columns in values
+    values = {"x0": 0.5, "train_value": 0.9, "test_value": 0.5}
+    art = artifact(checks=[failed("Identifier Label Correlation", 0.5, values)])
+    found = finding("identifier_leakage", art)
+    assert found["severity"] == "high"
+    assert "PPS 0.50" in found["title"]
+
+
+def test_unused_features_is_folded_into_identifier_leakage():
+    rule = RULES.get("identifier_leakage")
+    assert "unused_features" in rule.explains
+    assert "target_leakage" not in rule.explains
+
+
+# --------------------------------------------------------------------------- temporal_leakage
+
+
+def _dated(share, association, n=1875, kind="datetime"):
+    date = ColumnStats(
+        name="signup_date",
+        dtype="datetime64[ns]",
+        kind=kind,
+        n_unique=800,
+        unique_fraction=0.4,
+        top_fraction=0.002,
+        target_association=association,
+    )
+    train = [num(f"x{i}", n) for i in range(4)] + [date]
+    return artifact(
+        train,
+        n_train=n,
+        comparison=SplitComparison(test_to_train_ratio=0.33, test_before_train_fraction=share),
+        datetime_col="signup_date",
+    )
+
+
+def test_random_split_over_trending_time_is_high():
+    found = finding("temporal_leakage", _dated(0.998, 0.24))
+    assert found["severity"] == "high"
+    assert "100%" in found["title"] and "changes over time" in found["title"]
+
+
+def test_strong_trend_and_reversed_split_is_critical():
+    assert severity_of("temporal_leakage", _dated(1.0, 0.55, n=825)) == "critical"
+
+
+def test_random_split_without_time_dependence_is_low():
+    found = finding("temporal_leakage", _dated(0.99, 0.02))
+    assert found["severity"] == "low"
+    assert "little dependence on time" in found["explanation"]
+
+
+def test_time_based_split_is_silent():
+    assert severity_of("temporal_leakage", _dated(0.0, 0.3)) is None
+
+
+def test_date_check_overlap_corroborates():
+    art = _dated(0.998, 0.24).model_copy(
+        update={
+            "checks": [
+                failed("Date Train Test Leakage Overlap", 0.998, suite="train_test_validation")
+            ]
+        }
+    )
+    assert (
+        finding("temporal_leakage", art)["confidence"]
+        > finding("temporal_leakage", _dated(0.998, 0.24))["confidence"]
+    )
+
+
+def test_temporal_leakage_explains_drift_symptoms_through_the_reasoner():
+    art = _dated(1.0, 0.55, n=825)
+    art.dataset.test.label_distribution.update({"0": 0.9, "1": 0.1})
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, art)
+    ]
+    findings = reason(signals, art)
+    assert findings[0].category == "temporal_leakage"
+    assert "label_drift" not in [f.category for f in findings]
+
+
+# --------------------------------------------------------------------------- constant_feature
+
+
+def test_one_constant_column_is_low():
+    train = [num(f"x{i}") for i in range(9)] + [
+        num("lab_id", n_unique=1, unique_fraction=0.001, top_fraction=1.0)
+    ]
+    found = finding("constant_feature", artifact(train))
+    assert found["severity"] == "low"
+    assert "'lab_id'" in found["title"]
+
+
+def test_many_constant_columns_are_medium_or_worse():
+    train = [num(f"x{i}") for i in range(7)] + [
+        num(f"s{i}", n_unique=1, unique_fraction=0.001, top_fraction=1.0) for i in range(3)
+    ]
+    found = finding("constant_feature", artifact(train))
+    assert found["severity"] == "medium"
+    assert "3 of 10 features" in found["title"]
+
+
+def test_all_features_constant_is_critical():
+    train = [num(f"s{i}", n_unique=1, unique_fraction=0.001, top_fraction=1.0) for i in range(4)]
+    assert severity_of("constant_feature", artifact(train)) == "critical"
+
+
+def test_constant_non_feature_and_flag_columns_are_ignored():
+    train = [num(f"x{i}") for i in range(4)] + [
+        num("source", n_unique=1, top_fraction=1.0),  # not a model input
+        num("flag", n_unique=1, top_fraction=1.0, missing_fraction=0.7),  # value-or-missing flag
+    ]
+    art = artifact(train, features=[f"x{i}" for i in range(4)] + ["flag"])
+    assert severity_of("constant_feature", art) is None
+
+
+def test_feature_frozen_in_test_that_the_model_relies_on_is_high():
+    train = [num(f"x{i}") for i in range(4)]
+    test = [num(f"x{i}", 300) for i in range(3)] + [num("x3", 300, n_unique=1, top_fraction=1.0)]
+    model = ModelInfo(feature_importances={"x0": 0.1, "x1": 0.1, "x2": 0.1, "x3": 0.7})
+    found = finding("constant_feature", artifact(train, test, model=model))
+    assert found["severity"] == "high"
+    assert "frozen" in found["title"] and "x3" in found["title"]
+
+
+# --------------------------------------------------------------------------- outliers
+
+
+def _unit_error(share=0.038, name="mean_area", **kw):
+    return num(
+        name, q01=180.0, q50=550.0, q99=2.5e6, min=140.0, max=4.2e6, outlier_fraction=share, **kw
+    )
+
+
+def test_unit_errors_with_scale_sensitive_model_are_high():
+    train = [_unit_error(), _unit_error(name="mean_radius")] + [num(f"x{i}") for i in range(3)]
+    found = finding("outliers", artifact(train, model=ModelInfo(scale_sensitive=True)))
+    assert found["severity"] == "high"
+    assert "3.8%" in found["title"] and "1 more feature" in found["title"]
+
+
+def test_natural_heavy_tail_stays_low():
+    # breast cancer's 'area error': 0.9% beyond 5 IQRs, max 32x the lower half's spread
+    heavy = num(
+        "area_error", q01=8.0, q50=24.0, q99=180.0, min=6.8, max=540.0, outlier_fraction=0.009
+    )
+    art = artifact(
+        [heavy] + [num(f"x{i}") for i in range(4)], model=ModelInfo(scale_sensitive=True)
+    )
+    assert at_most(severity_of("outliers", art), "low")
+
+
+def test_bounded_zero_inflated_columns_stay_low():
+    # digits-like pixels: 5% of rows beyond the degenerate IQR, but values within 0..16
+    pixels = [
+        num(f"p{i}", q01=0.0, q50=0.0, q99=12.0, min=0.0, max=16.0, outlier_fraction=0.05)
+        for i in range(6)
+    ]
+    art = artifact(pixels, model=ModelInfo(scale_sensitive=True))
+    assert at_most(severity_of("outliers", art), "low")
+
+
+def test_sentinel_code_without_scale_sensitivity_is_at_least_medium():
+    glitch = num(
+        "bmi", q01=18.0, q50=26.0, q99=9999.0, min=17.0, max=9999.0, outlier_fraction=0.036
+    )
+    assert severity_of("outliers", artifact([glitch] + [num("x")])) == "medium"
+
+
+def test_infinite_values_are_high_and_a_crash_is_critical():
+    train = [num("ratio", n_inf=3)] + [num("x")]
+    found = finding("outliers", artifact(train))
+    assert found["severity"] == "high" and "3 infinite" in found["title"]
+    crash = RuntimeFailure(
+        stage="predict",
+        exception_type="ValueError",
+        message="Input X contains infinity or a value too large for dtype('float64').",
+        inf_counts={"ratio": 3},
+    )
+    found = finding("outliers", artifact(train, runtime_failures=[crash]))
+    assert found["severity"] == "critical" and "crashes" in found["title"]
+
+
+def test_outlier_check_only_corroborates_the_statistics():
+    # the check has no condition in the default suite: it passes, with the LoOP share as value
+    loop = CheckOutcome(
+        name="Outlier Sample Detection", suite="data_integrity", outcome="passed", value=0.08
+    )
+    assert severity_of("outliers", artifact(checks=[loop])) is None
+    glitch = num(
+        "bmi", q01=18.0, q50=26.0, q99=9999.0, min=17.0, max=9999.0, outlier_fraction=0.036
+    )
+    alone = finding("outliers", artifact([glitch, num("x")]))
+    both = finding("outliers", artifact([glitch, num("x")], checks=[loop]))
+    assert both["confidence"] > alone["confidence"] and both["severity"] == alone["severity"]
+
+
+# --------------------------------------------------------------------------- unseen_categories
+
+
+def test_unseen_categories_high_with_share_and_column():
+    train = [num("x"), cat("purpose", 5)]
+    art = artifact(
+        train,
+        comparison=SplitComparison(
+            unseen_category_fraction={"purpose": 0.3}, test_to_train_ratio=0.3
+        ),
+    )
+    found = finding("unseen_categories", art)
+    assert found["severity"] == "high"
+    assert "30%" in found["title"] and "'purpose'" in found["title"]
+
+
+def test_most_test_rows_in_unseen_markets_is_critical():
+    train = [num("x"), cat("country", 5)]
+    art = artifact(
+        train,
+        comparison=SplitComparison(
+            unseen_category_fraction={"country": 0.57}, test_to_train_ratio=0.3
+        ),
+    )
+    assert severity_of("unseen_categories", art) == "critical"
+
+
+def test_rare_unseen_categories_are_silent():
+    train = [num("x"), cat("zip", 40)]
+    art = artifact(
+        train,
+        comparison=SplitComparison(
+            unseen_category_fraction={"zip": 0.008}, test_to_train_ratio=0.3
+        ),
+    )
+    assert severity_of("unseen_categories", art) is None
+
+
+def test_unseen_values_of_near_unique_columns_are_damped():
+    train = [num("x"), cat("free_text", 800, unique_fraction=0.8)]
+    art = artifact(
+        train,
+        comparison=SplitComparison(
+            unseen_category_fraction={"free_text": 0.6}, test_to_train_ratio=0.3
+        ),
+    )
+    assert at_most(severity_of("unseen_categories", art), "low")
+
+
+def test_unseen_labels_are_critical_from_fifteen_percent():
+    art = artifact(comparison=SplitComparison(unseen_label_fraction=0.2, test_to_train_ratio=0.3))
+    found = finding("unseen_categories", art)
+    assert found["severity"] == "critical"
+    assert "20%" in found["title"] and "label" in found["title"]
+
+
+def test_unseen_categories_of_non_features_are_ignored():
+    train = [num("x"), cat("batch", 5)]
+    art = artifact(
+        train,
+        features=["x"],
+        comparison=SplitComparison(
+            unseen_category_fraction={"batch": 0.9}, test_to_train_ratio=0.3
+        ),
+    )
+    assert severity_of("unseen_categories", art) is None
+
+
+# --------------------------------------------------------------------------- split_size_mismatch
+
+
+def test_tiny_test_split_carved_from_large_data_is_high():
+    found = finding("split_size_mismatch", artifact(n_train=3000, n_test=25))
+    assert found["severity"] == "high"
+    assert "25 rows" in found["title"] and "3,000" in found["title"]
+
+
+def test_small_test_split_of_a_small_dataset_is_at_most_low():
+    # iris / wine: 150-180 rows split 70/30 give 45-54 test rows; nothing better exists
+    for n_train, n_test in ((105, 45), (124, 54)):
+        assert at_most(
+            severity_of("split_size_mismatch", artifact(n_train=n_train, n_test=n_test)), "low"
+        )
+
+
+def test_swapped_split_sizes_are_critical():
+    features = [num(f"x{i}", 40) for i in range(30)]
+    found = finding(
+        "split_size_mismatch",
+        artifact(features, [num(c.name, 529) for c in features], n_train=40, n_test=529),
+    )
+    assert found["severity"] == "critical"
+    assert "40 rows" in found["title"] and "529" in found["title"]
+
+
+def test_small_test_without_training_split():
+    found = finding(
+        "split_size_mismatch", artifact([num(f"x{i}", 25) for i in range(3)], n_train=0, n_test=25)
+    )
+    assert found["severity"] == "high"
+    assert "25 rows" in found["title"] and "training" not in found["title"]
+
+
+def test_large_test_split_next_to_ample_training_data_is_at_most_low():
+    assert at_most(
+        severity_of("split_size_mismatch", artifact(n_train=50_000, n_test=80_000)), "low"
+    )
+
+
+def test_few_training_rows_per_feature():
+    features = [num(f"x{i}", 30) for i in range(30)]
+    found = finding(
+        "split_size_mismatch",
+        artifact(features, [num(c.name, 300) for c in features], n_train=30, n_test=300),
+    )
+    assert found["severity"] in ("high", "critical")
+    features = [num(f"x{i}", 600) for i in range(30)]
+    found = finding(
+        "split_size_mismatch",
+        artifact(features, [num(c.name, 200) for c in features], n_train=600, n_test=200),
+    )
+    assert found is None  # 20 rows per feature is fine
+
+
+def test_datasets_size_comparison_check_uses_sizes():
+    check = failed(
+        "Datasets Size Comparison",
+        25 / 3000,
+        {"train_size": 3000, "test_size": 25},
+        suite="train_test_validation",
+    )
+    art = artifact(checks=[check])  # own statistics healthy: the check alone speaks
+    rule = RULES.get("split_size_mismatch")()
+    (signal,) = rule.detect("deepchecks", art)
+    assert signal.score >= 0.6
+
+
+def test_split_size_explains_noisy_symptoms():
+    explains = RULES.get("split_size_mismatch").explains
+    assert {"weak_segment", "label_drift", "feature_drift"} <= set(explains)
+
+
+# --------------------------------------------------------------------------- data_type_issues
+
+
+def test_numbers_stored_as_text_are_high():
+    income = cat("annual_income", 1150, unique_fraction=0.77, dtype="str", mixed_types=True)
+    found = finding("data_type_issues", artifact([num("x"), income]))
+    assert found["severity"] == "high"
+    assert "'annual_income'" in found["title"] and "numbers stored as text" in found["title"]
+
+
+def test_numbers_as_text_from_numeric_string_fraction():
+    amount = cat("amount", 900, unique_fraction=0.9, numeric_string_fraction=1.0)
+    assert severity_of("data_type_issues", artifact([num("x"), amount])) == "high"
+    codes = cat(
+        "store_no", 12, unique_fraction=0.012, numeric_string_fraction=1.0
+    )  # a short code list
+    assert severity_of("data_type_issues", artifact([num("x"), codes])) is None
+    zips = cat(
+        "zip_code", 300, unique_fraction=0.1, numeric_string_fraction=1.0
+    )  # codes that repeat
+    assert severity_of("data_type_issues", artifact([num("x"), zips])) == "low"
+    partly = cat("amount", 900, unique_fraction=0.9, numeric_string_fraction=0.6, mixed_types=True)
+    assert severity_of("data_type_issues", artifact([num("x"), partly])) == "medium"
+
+
+def test_category_spelling_variants_are_high_with_share():
+    plan = cat("plan", 10, string_mismatch_fraction=0.35)
+    found = finding(
+        "data_type_issues",
+        artifact([num("x"), plan, cat("contract", 9, string_mismatch_fraction=0.3)]),
+    )
+    assert found["severity"] == "high"
+    assert (
+        "35%" in found["title"] and "'plan'" in found["title"] and "1 more column" in found["title"]
+    )
+
+
+def test_a_few_variants_stay_low():
+    city = cat("city", 50, string_mismatch_fraction=0.01)
+    assert at_most(severity_of("data_type_issues", artifact([num("x"), city])), "low")
+
+
+def test_mixed_types_in_a_feature_are_medium():
+    assert (
+        severity_of("data_type_issues", artifact([num("x"), cat("code", 6, mixed_types=True)]))
+        == "medium"
+    )
+
+
+def test_string_mismatch_check_alone_corroborates_at_low():
+    # Deepchecks' variant_fraction counts the canonical spelling's rows too: not a score
+    check = failed("String Mismatch", 3, {"x0": 3, "variant_fraction_x0": 0.9, "train_value": 3})
+    found = finding("data_type_issues", artifact(checks=[check]))
+    assert found["severity"] == "low"
+    assert "'x0'" in found["title"]
+    own = artifact([num("x"), cat("plan", 10, string_mismatch_fraction=0.35)])
+    both = own.model_copy(
+        update={"checks": [failed("String Mismatch", 3, {"plan": 3, "variant_fraction_plan": 1.0})]}
+    )
+    assert (
+        finding("data_type_issues", both)["confidence"]
+        > finding("data_type_issues", own)["confidence"]
+    )
+    assert "35%" in finding("data_type_issues", both)["title"]
+
+
+def test_special_characters_check_alone():
+    art = artifact(checks=[failed("Special Characters", 0.06, {"x0": 0.06, "train_value": 0.9})])
+    assert severity_of("data_type_issues", art) == "low"
+
+
+def test_data_type_issues_absorb_unseen_categories_through_the_reasoner():
+    income = cat("annual_income", 1150, unique_fraction=0.77, dtype="str", mixed_types=True)
+    art = artifact(
+        [num("x"), income],
+        comparison=SplitComparison(
+            unseen_category_fraction={"annual_income": 0.54}, test_to_train_ratio=0.3
+        ),
+    )
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, art)
+    ]
+    categories = [f.category for f in reason(signals, art)]
+    assert categories[0] == "data_type_issues"
+    assert "unseen_categories" not in categories
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+@pytest.mark.parametrize("category", MY_CATEGORIES)
+def test_rules_are_deterministic(category):
+    art = artifact(
+        [
+            num("record_id", monotonic=True, target_association=0.9),
+            cat("plan", 5, string_mismatch_fraction=0.2),
+        ],
+        n_train=2000,
+        n_test=30,
+        train_kw={"duplicate_fraction": 0.1, "conflicting_label_fraction": 0.1},
+        comparison=SplitComparison(
+            unseen_category_fraction={"plan": 0.2}, test_to_train_ratio=0.015
+        ),
+    )
+    first, second = finding(category, art), finding(category, art)
+    assert first == second

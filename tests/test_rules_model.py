@@ -1,0 +1,853 @@
+"""Rules of the split-drift and model layers: feature_drift, prediction_drift, overfitting,
+poor_calibration, decision_threshold, weak_segment, preprocessing_mismatch,
+wrong_task_type, unused_features.
+
+Each rule gets hand-built artifact data (valid per schema, as the testing step would
+write it): a clear case must fire with the expected severity and a title carrying the
+key number, a healthy case must stay at or below ``low``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from deepfix_agents.reasoner import reason
+from deepfix_agents.rules import RULES
+from deepfix_agents.scoring import severity_for
+
+from mlflow_deepfix.schemas import (
+    ArtifactData,
+    BaselineResult,
+    CheckOutcome,
+    ColumnStats,
+    ConditionResult,
+    DatasetSummary,
+    ModelInfo,
+    PerformanceSummary,
+    RuntimeFailure,
+    SplitComparison,
+    SplitStats,
+)
+
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
+#: the categories whose rules this file covers
+MINE = (
+    "feature_drift",
+    "prediction_drift",
+    "overfitting",
+    "poor_calibration",
+    "decision_threshold",
+    "weak_segment",
+    "preprocessing_mismatch",
+    "wrong_task_type",
+    "unused_features",
+)
+HEALTHY = {"info", "low"}
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def col(
+    name, mean=0.0, std=1.0, *, kind="numeric", n_unique=200, q50=None, q01=None, q99=None, **kw
+):
+    """A numeric column summary; quantiles default to those of a normal distribution."""
+    if kind != "numeric":
+        return ColumnStats(name=name, dtype="object", kind=kind, n_unique=n_unique, **kw)
+    return ColumnStats(
+        name=name,
+        dtype="float64",
+        kind=kind,
+        n_unique=n_unique,
+        mean=mean,
+        std=std,
+        min=kw.pop("min", mean - 3 * std),
+        max=kw.pop("max", mean + 3 * std),
+        q01=mean - 2.33 * std if q01 is None else q01,
+        q50=mean if q50 is None else q50,
+        q99=mean + 2.33 * std if q99 is None else q99,
+        **kw,
+    )
+
+
+def split(name, n_rows, columns, labels=None, label_stats=None):
+    return SplitStats(
+        name=name,
+        n_rows=n_rows,
+        n_columns=len(columns) + 1,
+        columns=columns,
+        label_distribution=labels or {},
+        label_stats=label_stats or {},
+    )
+
+
+FEATURES = ["a", "b", "c", "d"]
+BALANCED = {"0": 0.6, "1": 0.4}
+
+
+def artifact(
+    *,
+    task="binary_classification",
+    train_cols=None,
+    test_cols=None,
+    n_train=1200,
+    n_test=400,
+    train_labels=BALANCED,
+    test_labels=BALANCED,
+    features=FEATURES,
+    checks=(),
+    model=None,
+    performance=None,
+    baselines=None,
+    failures=(),
+    comparison=None,
+    sample_size=None,
+):
+    """Valid artifact data of a healthy binary workflow unless told otherwise."""
+    train_cols = train_cols if train_cols is not None else [col(f) for f in features]
+    test_cols = test_cols if test_cols is not None else [col(f) for f in features]
+    regression = task == "regression"
+    stats = {"mean": 150.0, "std": 75.0, "min": 25.0, "max": 346.0, "q50": 140.0}
+    dataset = DatasetSummary(
+        target="y",
+        feature_names=list(features),
+        train=None
+        if n_train is None
+        else split(
+            "train",
+            n_train,
+            train_cols,
+            None if regression else train_labels,
+            stats if regression else None,
+        ),
+        test=split(
+            "test",
+            n_test,
+            test_cols,
+            None if regression else test_labels,
+            stats if regression else None,
+        ),
+        comparison=comparison or SplitComparison(test_to_train_ratio=n_test / (n_train or n_test)),
+    )
+    if model is None:
+        model = ModelInfo(
+            flavor="sklearn",
+            model_class="sklearn.ensemble.RandomForestClassifier",
+            has_predict_proba=True,
+            output_kind="continuous" if regression else "probabilities",
+            classes=[] if regression else ["0", "1"],
+            feature_importances={f: 1.0 / len(features) for f in features},
+        )
+    if performance is None:
+        performance = PerformanceSummary(
+            metric="r2" if regression else "f1_macro",
+            test_score=0.9,
+            train_score=0.93,
+            prediction_distribution={} if regression else {"0": 0.61, "1": 0.39},
+            prediction_spread_ratio=0.95 if regression else None,
+            calibration_error=None if regression else 0.03,
+            best_threshold=None if task != "binary_classification" else 0.47,
+            f1_at_default=None if task != "binary_classification" else 0.88,
+            f1_at_best=None if task != "binary_classification" else 0.89,
+        )
+    if baselines is None:
+        metric = performance.metric or "f1_macro"
+        baselines = [
+            BaselineResult(name="dummy_prior", metric=metric, cv_score=0.37, test_score=0.37),
+            BaselineResult(name="linear", metric=metric, cv_score=0.86, test_score=0.86),
+            BaselineResult(name="tree_depth4", metric=metric, cv_score=0.84, test_score=0.85),
+        ]
+    return ArtifactData(
+        task=task,
+        sample_size=sample_size,
+        dataset=dataset,
+        checks=list(checks),
+        model=model,
+        performance=performance,
+        baselines=baselines,
+        runtime_failures=list(failures),
+    )
+
+
+def check(name, outcome="not_passed", value=None, values=None, message="", details=None):
+    """A condensed check as ``mlflow_deepfix.checks`` writes it (see ``_catalog``)."""
+    conditions = [
+        ConditionResult(
+            name="condition", status="FAIL" if outcome == "not_passed" else "PASS", details=message
+        )
+    ]
+    return CheckOutcome(
+        name=name,
+        suite="s",
+        outcome=outcome,
+        value=value,
+        values=values or {},
+        details=details or {},
+        conditions=conditions,
+    )
+
+
+def assess(category, data):
+    """(severity, title, signals) of one rule on ``data``, as the reasoner would build them."""
+    rule = RULES.get(category)()
+    signals = [s for source in SOURCES for s in rule.detect(source, data)]
+    assert all(s.category == category for s in signals)
+    if not signals:
+        return "info", None, []
+    signals.sort(key=lambda s: (-s.score, -s.confidence, s.source))
+    return rule.severity(signals, data), rule.title(signals, data), signals
+
+
+def modified(model: ModelInfo | PerformanceSummary, **changes):
+    return model.model_copy(update=changes)
+
+
+HEALTHY_PERF = artifact().performance
+HEALTHY_MODEL = artifact().model
+
+
+# --------------------------------------------------------------------------- healthy
+
+
+@pytest.mark.parametrize("category", MINE)
+def test_healthy_workflow_gives_nothing_above_low(category):
+    data = artifact(
+        checks=[
+            check("Feature Drift", "passed", 0.04, {"a": 0.05, "b": 0.04}),
+            check("Prediction Drift", "passed", 0.03),
+            check(
+                "Weak Segments Performance",
+                "passed",
+                0.09,
+                {"average_score": 0.9, "weakest_score": 0.82, "weakest_segment_fraction": 0.06},
+            ),
+            check("Calibration Score", "passed", 0.08),
+        ]
+    )
+    severity, _, _ = assess(category, data)
+    assert severity in HEALTHY, category
+
+
+def test_healthy_workflow_has_no_finding_above_low_end_to_end():
+    signals = [s for c in MINE for src in SOURCES for s in RULES.get(c)().detect(src, artifact())]
+    findings = reason(signals, artifact())
+    assert all(f.severity in ("low", "info") for f in findings), [
+        (f.category, f.severity) for f in findings
+    ]
+
+
+# --------------------------------------------------------------------------- feature_drift
+
+
+def test_feature_drift_on_an_important_feature_is_high_with_its_shift_in_the_title():
+    data = artifact(
+        test_cols=[col("a", mean=1.8), col("b"), col("c"), col("d")],
+        model=modified(
+            HEALTHY_MODEL, feature_importances={"a": 0.55, "b": 0.15, "c": 0.15, "d": 0.15}
+        ),
+    )
+    severity, title, _ = assess("feature_drift", data)
+    assert severity == "high"
+    assert "'a'" in title and "1.8" in title
+
+
+def test_feature_drift_on_an_ignored_feature_weighs_less():
+    importances = {"a": 0.0, "b": 0.34, "c": 0.33, "d": 0.33}
+    data = artifact(
+        test_cols=[col("a", mean=1.8), col("b"), col("c"), col("d")],
+        model=modified(HEALTHY_MODEL, feature_importances=importances),
+    )
+    severity, _, signals = assess("feature_drift", data)
+    assert severity == "low"
+    important = artifact(test_cols=[col("a", mean=1.8), col("b"), col("c"), col("d")])
+    assert (
+        max(s.score for s in signals)
+        < max(s.score for s in assess("feature_drift", important)[2]) - 0.2
+    )
+
+
+def test_feature_drift_ignores_shifts_within_sampling_noise_of_a_small_test_split():
+    data = artifact(
+        n_train=150, n_test=40, test_cols=[col("a", mean=0.45), col("b"), col("c"), col("d")]
+    )
+    assert assess("feature_drift", data)[0] == "info"
+    large = artifact(
+        n_train=20000, n_test=8000, test_cols=[col("a", mean=0.45), col("b"), col("c"), col("d")]
+    )
+    assert assess("feature_drift", large)[0] in ("low", "medium")
+
+
+def test_feature_drift_unit_change_is_critical():
+    data = artifact(test_cols=[col("a", mean=1000.0, std=1000.0), col("b"), col("c"), col("d")])
+    severity, title, _ = assess("feature_drift", data)
+    assert severity == "critical"
+    assert "'a'" in title
+
+
+def test_feature_drift_skips_index_like_columns():
+    data = artifact(
+        train_cols=[col("a", monotonic=True), col("b"), col("c"), col("d")],
+        test_cols=[col("a", mean=5.0), col("b"), col("c"), col("d")],
+    )
+    assert assess("feature_drift", data)[0] == "info"
+
+
+def test_feature_drift_from_deepchecks_is_weighted_and_noise_corrected():
+    values = {"a": 0.45, "b": 0.03, "c": 0.02, "d": 0.04}
+    data = artifact(checks=[check("Feature Drift", value=0.45, values=values)])
+    severity, title, _ = assess("feature_drift", data)
+    assert severity == "medium"
+    assert "0.45" in title
+    tiny = artifact(
+        n_train=60, n_test=20, checks=[check("Feature Drift", value=0.45, values=values)]
+    )
+    assert assess("feature_drift", tiny)[0] == "info"
+
+
+def test_feature_drift_multivariate_alone():
+    values = {"domain_classifier_auc": 0.85, "a": 0.3, "b": 0.01}
+    data = artifact(checks=[check("Multivariate Drift", value=0.7, values=values)])
+    severity, title, _ = assess("feature_drift", data)
+    assert severity == "high"
+    assert "0.70" in title
+    ignored = modified(
+        HEALTHY_MODEL, feature_importances={"a": 0.0, "b": 0.34, "c": 0.33, "d": 0.33}
+    )
+    weaker = assess(
+        "feature_drift",
+        artifact(model=ignored, checks=[check("Multivariate Drift", value=0.7, values=values)]),
+    )
+    assert weaker[2][0].score < assess("feature_drift", data)[2][0].score
+
+
+def test_feature_drift_categorical_share_change():
+    train = [
+        col("a"),
+        col("b"),
+        col("c"),
+        col("city", kind="categorical", n_unique=5, top_fraction=0.7),
+    ]
+    test = [
+        col("a"),
+        col("b"),
+        col("c"),
+        col("city", kind="categorical", n_unique=5, top_fraction=0.25),
+    ]
+    data = artifact(features=["a", "b", "c", "city"], train_cols=train, test_cols=test)
+    severity, title, _ = assess("feature_drift", data)
+    assert severity == "high"
+    assert "70%" in title and "25%" in title
+    mild = [
+        col("a"),
+        col("b"),
+        col("c"),
+        col("city", kind="categorical", n_unique=5, top_fraction=0.66),
+    ]
+    assert (
+        assess(
+            "feature_drift",
+            artifact(features=["a", "b", "c", "city"], train_cols=train, test_cols=mild),
+        )[0]
+        == "info"
+    )
+
+
+# --------------------------------------------------------------------------- prediction_drift
+
+
+def test_prediction_drift_when_outputs_move_but_outcomes_do_not():
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.8, "1": 0.2},
+        prediction_distribution={"0": 0.5, "1": 0.5},
+    )
+    data = artifact(
+        performance=perf, train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.79, "1": 0.21}
+    )
+    severity, title, _ = assess("prediction_drift", data)
+    assert severity == "critical"
+    assert "50%" in title and "20%" in title and "21%" in title
+
+
+def test_prediction_drift_that_follows_the_labels_is_not_a_problem():
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.8, "1": 0.2},
+        prediction_distribution={"0": 0.55, "1": 0.45},
+    )
+    data = artifact(
+        performance=perf,
+        train_labels={"0": 0.8, "1": 0.2},
+        test_labels={"0": 0.56, "1": 0.44},
+        checks=[check("Prediction Drift", value=0.3)],
+    )
+    assert assess("prediction_drift", data)[0] == "info"
+
+
+def test_prediction_drift_ignores_a_model_biased_on_both_splits():
+    """A model that under-predicts a class everywhere is biased, not drifting."""
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.95, "1": 0.05},
+        prediction_distribution={"0": 0.94, "1": 0.06},
+    )
+    data = artifact(
+        performance=perf, train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2}
+    )
+    assert assess("prediction_drift", data)[0] == "info"
+
+
+def test_prediction_drift_regression_mean_shift_without_target_shift():
+    perf = PerformanceSummary(
+        metric="r2",
+        train_score=0.55,
+        test_score=0.1,
+        prediction_spread_ratio=0.8,
+        prediction_stats={
+            "train": {"mean": 150.0, "std": 55.0},
+            "test": {"mean": 210.0, "std": 55.0},
+        },
+    )
+    data = artifact(task="regression", performance=perf)
+    severity, title, _ = assess("prediction_drift", data)
+    assert severity == "high"
+    assert "+0.80" in title and "+0.00" in title
+
+
+def test_prediction_drift_from_deepchecks_less_the_label_shift():
+    data = artifact(n_train=1200, n_test=400, checks=[check("Prediction Drift", value=0.5)])
+    severity, title, _ = assess("prediction_drift", data)
+    assert severity == "high"
+    assert "0.50" in title
+    moved = artifact(
+        checks=[check("Prediction Drift", value=0.5)], test_labels={"0": 0.2, "1": 0.8}
+    )
+    assert assess("prediction_drift", moved)[0] == "info"
+
+
+def test_prediction_drift_is_explained_by_feature_drift():
+    data = artifact(
+        test_cols=[col("a", mean=2.5), col("b"), col("c"), col("d")],
+        checks=[check("Prediction Drift", value=0.45)],
+        model=modified(
+            HEALTHY_MODEL, feature_importances={"a": 0.55, "b": 0.15, "c": 0.15, "d": 0.15}
+        ),
+    )
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    categories = [f.category for f in findings]
+    assert categories[0] == "feature_drift"
+    assert "prediction_drift" not in categories
+
+
+# --------------------------------------------------------------------------- overfitting
+
+
+def test_overfitting_large_gap_behind_baselines_is_high():
+    perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.68)
+    severity, title, _ = assess("overfitting", artifact(performance=perf))
+    assert severity == "high"
+    assert "1.00" in title and "0.68" in title and "0.86" in title
+
+
+def test_overfitting_gap_without_cost_is_benign():
+    """A forest with train 1.0 that beats every simple baseline on test is not harmed."""
+    perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
+    severity, _, _ = assess("overfitting", artifact(performance=perf))
+    assert severity in HEALTHY
+
+
+def test_overfitting_regression_r2_gap_is_critical():
+    perf = PerformanceSummary(
+        metric="r2", train_score=1.0, test_score=0.05, prediction_spread_ratio=1.1
+    )
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", test_score=-0.01),
+        BaselineResult(name="linear", metric="r2", test_score=0.45),
+    ]
+    severity, title, _ = assess(
+        "overfitting", artifact(task="regression", performance=perf, baselines=baselines)
+    )
+    assert severity == "critical"
+    assert "0.05" in title
+
+
+def test_overfitting_small_test_split_discounts_noise():
+    perf = modified(HEALTHY_PERF, train_score=0.97, test_score=0.8)
+    assert assess("overfitting", artifact(performance=perf, n_test=2000))[0] == "medium"
+    assert assess("overfitting", artifact(performance=perf, n_test=30))[0] == "info"
+
+
+def test_overfitting_deepchecks_is_capped_by_our_own_score():
+    perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
+    data = artifact(performance=perf, checks=[check("Train Test Performance", value=0.6)])
+    assert assess("overfitting", data)[0] in HEALTHY
+    alone = artifact(
+        performance=modified(HEALTHY_PERF, train_score=None),
+        checks=[check("Train Test Performance", value=0.6)],
+    )
+    severity, title, _ = assess("overfitting", alone)
+    assert severity == "medium" and "60%" in title
+
+
+# --------------------------------------------------------------------------- poor_calibration
+
+
+def test_poor_calibration_large_ece_is_high():
+    perf = modified(HEALTHY_PERF, calibration_error=0.24)
+    severity, title, _ = assess("poor_calibration", artifact(performance=perf))
+    assert severity == "high"
+    assert "0.24" in title and "24%" in title
+
+
+def test_poor_calibration_small_ece_on_tiny_test_is_noise():
+    perf = modified(HEALTHY_PERF, calibration_error=0.08)
+    assert assess("poor_calibration", artifact(performance=perf, n_test=60))[0] == "info"
+    assert assess("poor_calibration", artifact(performance=perf, n_test=5000))[0] in (
+        "low",
+        "medium",
+    )
+
+
+def test_poor_calibration_needs_probabilities():
+    perf = modified(HEALTHY_PERF, calibration_error=None)
+    data = artifact(performance=perf, checks=[check("Calibration Score", "passed", 0.1)])
+    assert assess("poor_calibration", data)[0] == "info"
+
+
+def test_poor_calibration_brier_worse_than_prior_is_a_weak_hint():
+    perf = modified(HEALTHY_PERF, calibration_error=None)
+    data = artifact(performance=perf, checks=[check("Calibration Score", "passed", 0.4)])
+    severity, title, _ = assess("poor_calibration", data)
+    assert severity == "medium"
+    assert "0.40" in title
+
+
+# --------------------------------------------------------------------------- decision_threshold
+
+
+def _threshold_case(**changes):
+    perf = modified(
+        HEALTHY_PERF, f1_at_default=0.31, f1_at_best=0.58, best_threshold=0.18, **changes
+    )
+    return artifact(
+        performance=perf, train_labels={"0": 0.9, "1": 0.1}, test_labels={"0": 0.9, "1": 0.1}
+    )
+
+
+def test_decision_threshold_large_gain_far_from_half_is_high():
+    severity, title, signals = assess("decision_threshold", _threshold_case())
+    assert severity == "high"
+    assert "0.31" in title and "0.58" in title and "0.18" in title
+    assert signals[0].confidence >= 0.8
+
+
+def test_decision_threshold_best_near_half_is_silent():
+    perf = modified(HEALTHY_PERF, f1_at_default=0.80, f1_at_best=0.86, best_threshold=0.53)
+    assert assess("decision_threshold", artifact(performance=perf))[0] == "info"
+
+
+def test_decision_threshold_needs_ranking_skill():
+    """A collapsed model 'gains' F1 by predicting everything positive: not a threshold issue."""
+    perf = modified(HEALTHY_PERF, f1_at_default=0.0, f1_at_best=0.57, best_threshold=0.02)
+    assert assess("decision_threshold", artifact(performance=perf))[0] == "info"
+
+
+def test_decision_threshold_only_for_binary():
+    data = _threshold_case()
+    multi = data.model_copy(update={"task": "multiclass_classification"})
+    assert assess("decision_threshold", multi)[0] == "info"
+
+
+# --------------------------------------------------------------------------- weak_segment
+
+
+def _segment(avg, weak, share, metric="Accuracy"):
+    values = {"average_score": avg, "weakest_score": weak, "weakest_segment_fraction": share}
+    details = {"metric": metric, "weakest_segment": "country in ['DE']"}
+    return check(
+        "Weak Segments Performance", value=(avg - weak) / abs(avg), values=values, details=details
+    )
+
+
+def test_weak_segment_large_and_much_worse_is_medium_or_more():
+    severity, title, _ = assess("weak_segment", artifact(checks=[_segment(0.88, 0.4, 0.22)]))
+    assert severity in ("medium", "high")
+    assert "22%" in title and "0.40" in title and "0.88" in title and "country in ['DE']" in title
+
+
+def test_weak_segment_small_corner_stays_low():
+    severity, _, _ = assess("weak_segment", artifact(checks=[_segment(0.88, 0.55, 0.05)]))
+    assert severity in HEALTHY
+
+
+def test_weak_segment_on_a_tiny_test_split_is_noise():
+    severity, _, _ = assess(
+        "weak_segment", artifact(n_test=60, checks=[_segment(0.88, 0.55, 0.15)])
+    )
+    assert severity == "info"
+
+
+def test_weak_segment_parses_the_condition_message():
+    message = (
+        "Found a segment with accuracy of 0.35 in comparison to an average score of 0.9 in "
+        "sampled data."
+    )
+    data = artifact(checks=[check("Weak Segments Performance", message=message)])
+    severity, title, _ = assess("weak_segment", data)
+    assert severity == "low"  # its size is unknown: never more than low
+    assert "accuracy" in title and "0.35" in title
+
+
+def test_weak_segment_regression_negative_scores():
+    data = artifact(task="regression", checks=[_segment(-40.0, -90.0, 0.25, metric="Neg RMSE")])
+    severity, title, _ = assess("weak_segment", data)
+    assert severity in ("medium", "high")
+    assert "Neg RMSE" in title
+
+
+# --------------------------------------------------------------------------- preprocessing_mismatch
+
+
+def _svc(**changes):
+    base = ModelInfo(
+        flavor="sklearn",
+        model_class="sklearn.svm.SVC",
+        scale_sensitive=True,
+        has_predict_proba=True,
+        output_kind="probabilities",
+        classes=["0", "1"],
+    )
+    return modified(base, **changes)
+
+
+RAW_SCALES = [
+    col("a", 600.0, 350.0),
+    col("b", 0.1, 0.014),
+    col("c", 20.0, 4.0),
+    col("d", 90.0, 25.0),
+]
+
+
+def test_preprocessing_mismatch_unscaled_inputs_collapse_predictions():
+    perf = modified(HEALTHY_PERF, test_score=0.38, prediction_distribution={"0": 1.0})
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=perf)
+    severity, title, _ = assess("preprocessing_mismatch", data)
+    assert severity == "critical"
+    assert "25,000x" in title and "100%" in title and "SVC" in title
+
+
+def test_preprocessing_mismatch_scale_sensitive_but_fine_is_only_low():
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc())
+    assert assess("preprocessing_mismatch", data)[0] == "low"
+
+
+def test_preprocessing_mismatch_silent_with_a_scaler_or_a_tree():
+    perf = modified(HEALTHY_PERF, test_score=0.38, prediction_distribution={"0": 1.0})
+    scaled = artifact(
+        train_cols=RAW_SCALES,
+        test_cols=RAW_SCALES,
+        model=_svc(has_preprocessing=True, is_pipeline=True),
+        performance=perf,
+    )
+    assert assess("preprocessing_mismatch", scaled)[0] == "info"
+    tree = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, performance=perf)
+    assert assess("preprocessing_mismatch", tree)[0] == "info"
+
+
+def test_preprocessing_mismatch_shortfall_behind_baselines():
+    perf = modified(HEALTHY_PERF, test_score=0.55, train_score=0.58)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=perf)
+    severity, title, _ = assess("preprocessing_mismatch", data)
+    assert severity == "high"
+    assert "baseline" in title
+
+
+def test_preprocessing_mismatch_scaled_train_raw_test_is_critical_and_explains_drift():
+    train = [col(f) for f in FEATURES]
+    perf = modified(HEALTHY_PERF, test_score=0.3, prediction_distribution={"1": 0.97, "0": 0.03})
+    data = artifact(train_cols=train, test_cols=RAW_SCALES, performance=perf)
+    severity, title, _ = assess("preprocessing_mismatch", data)
+    assert severity == "critical"
+    assert title.startswith("4 of 4 numeric features are scaled in train but raw in test")
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    assert findings[0].category == "preprocessing_mismatch"
+    assert "feature_drift" not in [f.category for f in findings]
+
+
+# --------------------------------------------------------------------------- wrong_task_type
+
+
+def test_wrong_task_type_regressor_as_classifier():
+    model = ModelInfo(
+        model_class="sklearn.ensemble.RandomForestRegressor", output_kind="continuous"
+    )
+    spread = {f"0.{i:02d}": 0.01 for i in range(60)}
+    perf = modified(HEALTHY_PERF, prediction_distribution=spread, test_score=0.02)
+    severity, title, _ = assess("wrong_task_type", artifact(model=model, performance=perf))
+    assert severity == "critical"
+    assert "RandomForestRegressor" in title and "60%" in title
+
+
+def test_wrong_task_type_without_metadata_from_predictions():
+    model = ModelInfo(output_kind="unknown")
+    spread = {f"{i / 10:.1f}": 1 / 12 for i in range(12)}
+    perf = modified(HEALTHY_PERF, prediction_distribution=spread)
+    severity, title, _ = assess("wrong_task_type", artifact(model=model, performance=perf))
+    assert severity == "high"
+    assert "%" in title
+
+
+def test_wrong_task_type_classifier_as_regressor():
+    target = col("y", 150.0, 75.0, n_unique=214)
+    model = ModelInfo(
+        model_class="sklearn.tree.DecisionTreeClassifier",
+        output_kind="probabilities",
+        classes=[str(i) for i in range(214)],
+    )
+    data = artifact(
+        task="regression", model=model, train_cols=[col(f) for f in FEATURES] + [target]
+    )
+    severity, title, _ = assess("wrong_task_type", data)
+    assert severity == "critical"
+    assert "214 classes" in title
+
+
+def test_wrong_task_type_binary_target_evaluated_as_regression_is_high():
+    target = col("y", 0.4, 0.49, n_unique=2)
+    model = ModelInfo(
+        model_class="sklearn.linear_model.LogisticRegression",
+        output_kind="probabilities",
+        classes=["0", "1"],
+    )
+    data = artifact(
+        task="regression", model=model, train_cols=[col(f) for f in FEATURES] + [target]
+    )
+    assert assess("wrong_task_type", data)[0] == "high"
+
+
+def test_wrong_task_type_healthy_regressor_and_proba_crash_hint():
+    assert assess("wrong_task_type", artifact(task="regression"))[0] == "info"
+    crash = RuntimeFailure(
+        stage="predict_proba:test", exception_type="AttributeError", message="no predict_proba"
+    )
+    severity, title, _ = assess("wrong_task_type", artifact(failures=[crash]))
+    assert severity == "low" and "predict_proba:test" in title
+
+
+# --------------------------------------------------------------------------- unused_features
+
+
+def _importances(n_used, n_unused):
+    used = {f"s{i}": 0.95 / n_used for i in range(n_used)}
+    unused = {f"n{i}": 0.05 / n_unused * 0.01 for i in range(n_unused)}
+    return used | unused
+
+
+def test_unused_features_many_noise_features_fire_but_stay_low():
+    importances = _importances(10, 20)
+    features = list(importances)
+    cols = [col(f, target_association=0.4 if f.startswith("s") else 0.02) for f in features]
+    model = modified(HEALTHY_MODEL, feature_importances=importances)
+    data = artifact(
+        features=features, train_cols=cols, test_cols=[col(f) for f in features], model=model
+    )
+    severity, title, signals = assess("unused_features", data)
+    assert severity == "low"
+    assert "20 of 30" in title and "67%" in title
+    assert signals[0].confidence >= 0.75
+
+
+def test_unused_features_medium_only_when_most_are_ignored():
+    importances = _importances(5, 45)
+    features = list(importances)
+    model = modified(HEALTHY_MODEL, feature_importances=importances)
+    data = artifact(
+        features=features,
+        train_cols=[col(f) for f in features],
+        test_cols=[col(f) for f in features],
+        model=model,
+    )
+    severity, title, _ = assess("unused_features", data)
+    assert severity == "medium"
+    assert "45 of 50" in title
+
+
+def test_unused_features_healthy_model_is_silent():
+    assert assess("unused_features", artifact())[0] == "info"
+
+
+def test_unused_features_deepchecks_alone_is_low():
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    values = {"n_used": 8.0, "n_unused_high_variance": 12.0, "n_unused_low_variance": 10.0}
+    data = artifact(model=model, checks=[check("Unused Features", value=12, values=values)])
+    severity, title, _ = assess("unused_features", data)
+    assert severity == "low"
+    assert "12" in title
+    few = {"n_used": 20.0, "n_unused_high_variance": 6.0, "n_unused_low_variance": 0.0}
+    assert (
+        assess(
+            "unused_features",
+            artifact(model=model, checks=[check("Unused Features", value=6, values=few)]),
+        )[0]
+        == "info"
+    )
+
+
+def test_unused_features_ranks_first_when_it_is_the_only_problem():
+    importances = _importances(20, 20)
+    features = list(importances)
+    model = modified(HEALTHY_MODEL, feature_importances=importances)
+    cols = [col(f, target_association=0.4 if f.startswith("s") else 0.01) for f in features]
+    data = artifact(
+        features=features,
+        train_cols=cols,
+        test_cols=[col(f) for f in features],
+        model=model,
+        checks=[check("Unused Features", value=15)],
+    )
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    assert findings and findings[0].category == "unused_features"
+    assert findings[0].severity == "low"
+
+
+# --------------------------------------------------------------------------- policies
+
+
+@pytest.mark.parametrize("category", MINE)
+def test_rules_are_deterministic(category):
+    data = artifact(
+        test_cols=[col("a", mean=1.5), col("b"), col("c"), col("d")],
+        checks=[
+            check("Prediction Drift", value=0.3),
+            check("Feature Drift", value=0.4, values={"a": 0.4}),
+        ],
+        performance=modified(HEALTHY_PERF, train_score=1.0, test_score=0.7, calibration_error=0.2),
+    )
+    first = assess(category, data)
+    second = assess(category, data)
+    assert first[:2] == second[:2]
+    assert [s.model_dump() for s in first[2]] == [s.model_dump() for s in second[2]]
+
+
+def test_severity_bands_used_by_the_tests():
+    assert severity_for(0.85) == "critical" and severity_for(0.39) == "low"
+
+
+def test_weak_segment_uses_the_costliest_of_several_listed_segments():
+    values = {
+        "average_score": 0.8,
+        "weakest_score": 0.5,
+        "weakest_segment_fraction": 0.05,
+        "segment_1_score": 0.45,
+        "segment_1_fraction": 0.2,
+    }
+    details = {
+        "metric": "Accuracy",
+        "weakest_segment": "a in (0, 1)",
+        "segment_1": "country in ['DE']",
+    }
+    data = artifact(
+        checks=[check("Weak Segments Performance", value=0.375, values=values, details=details)]
+    )
+    severity, title, _ = assess("weak_segment", data)
+    assert severity in ("medium", "high")
+    assert "country in ['DE']" in title and "20%" in title
