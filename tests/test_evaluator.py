@@ -231,10 +231,11 @@ def test_all_nan_column_becomes_a_missing_values_finding(tracking_uri, breast_ca
     train, test = train.copy(), test.copy()
     for frame in (train, test):
         frame["sensor"] = np.nan
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.impute import SimpleImputer
 
     features = train.drop(columns=["label"])
-    model = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(features, train["label"])
+    model = make_pipeline(SimpleImputer(), RandomForestClassifier(n_estimators=20, random_state=0))
+    model.fit(features, train["label"])
     model_uri = log_model(model, features)
     run_id, result = _evaluate(model_uri, test, {"train_data": train})
     findings = result.artifacts["deepfix_findings"].content["findings"]
@@ -273,6 +274,8 @@ def test_tabular_path_does_not_import_torch(tmp_path):
         from sklearn.datasets import load_breast_cancer
         from sklearn.tree import DecisionTreeClassifier
         mlflow.set_tracking_uri("sqlite:///{tmp_path / 'm.db'}")
+        mlflow.set_experiment(experiment_id=mlflow.create_experiment(
+            "torch-free", artifact_location="{(tmp_path / 'artifacts').as_uri()}"))
         frame = load_breast_cancer(as_frame=True).frame.rename(columns={{"target": "label"}})
         train, test = frame.iloc[:400], frame.iloc[400:]
         model = DecisionTreeClassifier(max_depth=3).fit(train.drop(columns="label"), train["label"])

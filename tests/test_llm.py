@@ -172,7 +172,7 @@ class OpenAIStub:
         if model == "invented-check":
             return 200, _answer(INVENTED)
         if model == "slow":
-            time.sleep(1.5)
+            time.sleep(3.0)
             return 200, VALID
         if model == "fail500":
             return 500, f"internal error while handling {headers.get('Authorization')}"
@@ -544,7 +544,7 @@ def test_timeout_falls_back_fast(stub, tmp_path):
     started = time.perf_counter()
     outcome = _review(stub, "slow", tmp_path, timeout=0.3, n=3)
     _assert_fallback(outcome, "LLM provider openai (model slow) failed: timeout after 0.3s")
-    assert time.perf_counter() - started < 1.4
+    assert time.perf_counter() - started < 2.5  # the server answers after 3 s
     assert len(stub.requests) == 1  # a provider failure stops the sampling
 
 

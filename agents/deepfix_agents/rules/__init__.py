@@ -46,10 +46,6 @@ BUILTIN_RULES = (
 )
 
 for _module in BUILTIN_RULES:
-    try:
-        import_module(f"{__name__}.{_module}")
-    except ModuleNotFoundError as _error:  # TODO(lead): strict once every module exists
-        if _error.name != f"{__name__}.{_module}":
-            raise
+    import_module(f"{__name__}.{_module}")
 
 __all__ = ["RULES", "Rule", "register_rule"]
