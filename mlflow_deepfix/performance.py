@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.schemas import PerformanceSummary
+from mlflow_deepfix.schemas import PerformanceSummary, SegmentScore
 from mlflow_deepfix.stats import is_classification, label_keys
 
 logger = logging.getLogger(__name__)
@@ -374,3 +374,60 @@ def summarize_performance(
         if value is not None and np.isfinite(value):
             out[f"{split}_score"] = float(value)
     return PerformanceSummary(**out)
+
+
+#: a segment is one value of a categorical feature holding at least this share / count
+MIN_SEGMENT_SHARE = 0.05
+MIN_SEGMENT_ROWS = 30
+MAX_SEGMENT_VALUES = 20
+MAX_SEGMENTS = 5
+
+
+def segment_errors(
+    frame: pd.DataFrame, *, task: str, y_true: Any, y_pred: Any, features: list[str]
+) -> list[SegmentScore]:
+    """Error per value of each low-cardinality categorical feature on test.
+
+    Deepchecks' Weak Segments search reports only the single weakest corner, often a
+    small one; a whole category on which the model fails (a country, a sales channel)
+    is the more actionable finding, so every sizeable category is scored directly.
+    """
+    y_true, y_pred = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
+    if len(frame) != len(y_true) or len(y_true) < 2 * MIN_SEGMENT_ROWS:
+        return []
+    if is_classification(task):
+        wrong = label_keys(y_true) != label_keys(y_pred)
+        errors = wrong.astype(float)
+    else:
+        truth = pd.to_numeric(pd.Series(y_true), errors="coerce").to_numpy(dtype=float)
+        guess = pd.to_numeric(pd.Series(y_pred), errors="coerce").to_numpy(dtype=float)
+        errors = np.abs(truth - guess)
+    finite = np.isfinite(errors)
+    if not finite.any():
+        return []
+    overall = float(np.mean(errors[finite]))
+    found = []
+    for feature in features:
+        if feature not in frame:
+            continue
+        values = frame[feature].astype("string").fillna("<missing>").to_numpy()
+        uniques, codes, counts = np.unique(values, return_inverse=True, return_counts=True)
+        if not 2 <= len(uniques) <= MAX_SEGMENT_VALUES:
+            continue
+        for index, value in enumerate(uniques):
+            member = (codes == index) & finite
+            n = int(member.sum())
+            if n < MIN_SEGMENT_ROWS or n / len(values) < MIN_SEGMENT_SHARE:
+                continue
+            found.append(
+                SegmentScore(
+                    feature=str(feature),
+                    value=str(value),
+                    share=round(n / len(values), 4),
+                    n_rows=n,
+                    error=round(float(np.mean(errors[member])), 6),
+                    overall_error=round(overall, 6),
+                )
+            )
+    found.sort(key=lambda s: (-(s.error - s.overall_error) * s.share, s.feature, s.value))
+    return found[:MAX_SEGMENTS]

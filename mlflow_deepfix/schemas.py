@@ -207,6 +207,21 @@ class ModelInfo(_Model):
     signature_types: dict[str, str] = Field(default_factory=dict)
 
 
+class SegmentScore(_Model):
+    """The model's error on test rows sharing one value of a categorical feature.
+
+    ``error`` is the error rate (classification) or mean absolute error (regression) in
+    the segment, ``overall_error`` the same on all test rows.
+    """
+
+    feature: str
+    value: str
+    share: float
+    n_rows: int
+    error: float
+    overall_error: float
+
+
 class PerformanceSummary(_Model):
     """Scores of the user's model on each split, plus its prediction distribution."""
 
@@ -217,6 +232,8 @@ class PerformanceSummary(_Model):
     scores: dict[str, dict[str, float]] = Field(default_factory=dict)
     #: classification: predicted label -> share of test predictions
     prediction_distribution: dict[str, float] = Field(default_factory=dict)
+    #: per-category error of the worst segments on test (largest excess error first)
+    segments: list[SegmentScore] = Field(default_factory=list)
     #: regression: std of predictions / std of the target on test
     prediction_spread_ratio: float | None = None
     #: classification with probabilities: expected calibration error on test

@@ -89,7 +89,7 @@ def run_testing(
     from mlflow_deepfix.baselines import baseline_ladder
     from mlflow_deepfix.checks import CheckInputs, run_checks
     from mlflow_deepfix.model_info import describe_model
-    from mlflow_deepfix.performance import summarize_performance
+    from mlflow_deepfix.performance import segment_errors, summarize_performance
     from mlflow_deepfix.stats import infer_cat_features, summarize_dataset
 
     started = time.perf_counter()
@@ -187,6 +187,14 @@ def run_testing(
         seed=config.seed,
     )
     performance = _performance(inputs, test, train, predictions, summarize_performance)
+    if predictions.test is not None:
+        performance.segments = segment_errors(
+            test,
+            task=inputs.task,
+            y_true=test[target].to_numpy(),
+            y_pred=predictions.test,
+            features=[c for c in cat_features if c in shared],
+        )
 
     artifact = ArtifactData(
         deepfix_version=__version__,

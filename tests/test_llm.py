@@ -402,9 +402,19 @@ def test_validation_is_strict(finding, message):
 
 def test_unparseable_answers_are_invalid():
     context = ReviewContext.from_artifact(_artifact())
-    for text in ("", PROSE, '{"findings": [', '{"verdict": "fine"}', _answer(OVERLAP, OVERLAP)):
-        with pytest.raises(InvalidOutput):
+    cases = {
+        "": "the answer is empty",
+        PROSE: "no JSON object found",
+        '{"findings": [{"category": "outliers", "evidence": {"detail": "a,"source": 1}}]}': (
+            "the JSON is malformed: Expecting ',' delimiter at character"
+        ),
+        '{"verdict": "fine"}': 'an object with a "findings" list',
+        _answer(OVERLAP, OVERLAP): "listed twice",
+    }
+    for text, message in cases.items():
+        with pytest.raises(InvalidOutput) as error:
             parse_review(text, context)
+        assert message in str(error.value)
 
 
 # --------------------------------------------------------------------------- happy paths

@@ -155,42 +155,59 @@ def output_schema() -> dict[str, Any]:
     return LLMReview.model_json_schema()
 
 
-def _candidates(text: str) -> list[Any]:
-    """Every JSON object/array that can be decoded from ``text``, fences first."""
-    found: list[Any] = []
-    for block in _FENCE.findall(text):
-        try:
-            found.append(json.loads(block.strip()))
-        except json.JSONDecodeError:
-            continue
-    stripped = text.strip()
-    try:
-        found.append(json.loads(stripped))
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"[{\[]", text):
-        try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, (dict, list)):
-            found.append(value)
-    return found
+def _has_findings(value: Any) -> bool:
+    return isinstance(value, dict) and "findings" in value
 
 
 def extract_json(text: str) -> Any:
-    """The review JSON inside ``text``: an object with ``findings`` when there is one,
-    else the first object or array found. Raises :class:`InvalidOutput` when none is."""
+    """The review JSON inside ``text``.
+
+    In order: a fenced block, the whole text, any object with a ``"findings"`` key
+    embedded in prose; else the first complete JSON object or array. Raises
+    :class:`InvalidOutput` naming what is wrong (no JSON at all, or where the JSON
+    breaks) so that the retry can tell the model what to correct.
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidOutput("the answer is empty; reply with one JSON object")
-    candidates = _candidates(text)
-    for value in candidates:
-        if isinstance(value, dict) and "findings" in value:
+    values: list[Any] = []
+    for block in _FENCE.findall(text):
+        try:
+            values.append(json.loads(block.strip()))
+        except json.JSONDecodeError:
+            continue
+    try:
+        values.append(json.loads(text.strip()))
+    except json.JSONDecodeError:
+        pass
+    decoder = json.JSONDecoder()
+    first_error: json.JSONDecodeError | None = None
+    first_value: Any = None
+    for match in re.finditer(r"[{\[]", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except json.JSONDecodeError as error:
+            if first_value is None and first_error is None:
+                first_error = error
+            continue
+        if first_value is None and first_error is None:
+            first_value = value
+        if _has_findings(value):
+            values.append(value)
+            break
+    if first_value is not None:
+        values.append(first_value)
+    for value in values:
+        if _has_findings(value):
             return value
-    for value in candidates:
+    for value in values:
         if isinstance(value, (dict, list)):
             return value
+    if first_error is not None:
+        near = text[max(first_error.pos - 40, 0) : first_error.pos + 10]
+        raise InvalidOutput(
+            f"the JSON is malformed: {first_error.msg} at character {first_error.pos} "
+            f"(near {near!r}); check brackets, commas and quotes"
+        )
     start = " ".join(text.split())[:80]
     raise InvalidOutput(
         f"no JSON object found in the answer (it starts with {start!r}); reply with one "

@@ -8,7 +8,7 @@ from deepfix_agents.rules._base import Rule, interp, pct
 #: share of the most predicted class, beyond its true share on test -> score
 EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
 #: how dominant the most predicted class is -> factor (a 51/49 split is not a collapse)
-DOMINANCE_FACTOR = ((0.7, 0.0), (0.8, 0.5), (0.9, 0.8), (0.97, 1.0))
+DOMINANCE_FACTOR = ((0.8, 0.0), (0.9, 0.6), (0.97, 1.0))
 SPREAD_SCORE = ((0.02, 0.9), (0.1, 0.6), (0.25, 0.3), (0.4, 0.0))
 
 
@@ -38,8 +38,8 @@ class DegeneratePredictions(Rule):
     )
     severity_policy = (
         "Classification: the share of the most predicted class minus its true share on test "
-        "(+0.1 -> 0.4, +0.2 -> 0.7, +0.3 -> 0.9) times its dominance (share 0.7 -> 0, 0.8 -> "
-        "0.5, 0.9 -> 0.8, 0.97 -> 1), and at least 0.8 when one class takes >= 99% "
+        "(+0.1 -> 0.4, +0.2 -> 0.7, +0.3 -> 0.9) times its dominance (share 0.8 -> 0, 0.9 -> "
+        "0.6, 0.97 -> 1), and at least 0.8 when one class takes >= 99% "
         "of predictions while the true labels are varied. Regression: std(pred)/std(y) on test: "
         "0.02 -> 0.9, 0.1 -> 0.6, 0.25 -> 0.3."
     )

@@ -20,6 +20,11 @@ from deepfix_agents.rules.feature_drift import effective_rows
 DROP_SCORE = ((0.15, 0.0), (0.25, 0.3), (0.35, 0.5), (0.5, 0.65), (0.7, 0.8))
 #: the segment's share of the data -> multiplier
 SIZE_FACTOR = ((0.03, 0.2), (0.1, 0.6), (0.2, 0.9), (0.3, 1.0))
+#: whole categories scored directly (no search over ranges, so less selection bias than
+#: the weakest-segment search): relative drop -> score, counted only when significant
+CATEGORY_DROP_SCORE = ((0.1, 0.15), (0.2, 0.4), (0.3, 0.55), (0.5, 0.75))
+#: z-statistic of the segment's error against the other rows' error needed to count
+MIN_Z = 3.0
 #: when the segment's size is unknown (never above low: only a large segment matters)
 UNKNOWN_SIZE = 0.6
 UNKNOWN_SIZE_CAP = 0.39
@@ -99,6 +104,15 @@ def more_segments(check, weakest: dict) -> list[dict]:
     return found
 
 
+def _z_error(seg, n_test: int) -> float:
+    """Two-proportion z-statistic: the segment's error rate against the other rows'."""
+    n_rest = max(n_test - seg.n_rows, 1)
+    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
+    rest = min(max(rest, 0.0), 1.0)
+    variance = seg.error * (1 - seg.error) / seg.n_rows + rest * (1 - rest) / n_rest
+    return (seg.error - rest) / math.sqrt(variance) if variance > 0 else 0.0
+
+
 @register_rule
 class WeakSegment(Rule):
     id = "weak_segment"
@@ -132,7 +146,12 @@ class WeakSegment(Rule):
         "0.3, 0.35 -> 0.5, 0.5 -> 0.65, 0.7 -> 0.8; x0.6 for regression errors. Multiplied by"
         " the segment's share of the data: 3% -> x0.2, 10% -> x0.6, 20% -> x0.9, 30% -> x1 "
         "(x0.6 and at most 0.39 when unknown). When the check lists several segments, the one"
-        " with the highest score (drop x size) counts."
+        " with the highest score (drop x size) counts. The same policy applies to every "
+        "category of each categorical feature scored on test, with its own anchors (less "
+        "selection bias than a range search): relative accuracy drop 0.1 -> 0.15, 0.2 -> 0.4, "
+        "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's error rate is >= 3 "
+        "standard errors above the other rows'; regression uses mean absolute error with "
+        "drop = (segment - overall) / segment, x0.6."
     )
     checks = ("Weak Segments Performance",)
 
@@ -170,6 +189,51 @@ class WeakSegment(Rule):
             score=score,
             confidence=0.7 if rows >= 50 else 0.5,
             **{k: v for k, v in segment.items() if v is not None},
+        )
+
+    def detect_model(self, artifact):
+        """Whole categories scored directly on test (``performance.segments``): a country or
+        channel on which the model fails is often larger than Deepchecks' weakest corner."""
+        scored = []
+        n_test = artifact.dataset.test.n_rows
+        for seg in artifact.performance.segments:
+            if seg.error <= seg.overall_error:
+                continue
+            if artifact.task != "regression" and _z_error(seg, n_test) < MIN_Z:
+                continue
+            if artifact.task == "regression":
+                segment = {
+                    "avg": seg.overall_error,
+                    "weak": seg.error,
+                    "metric": "mean absolute error",
+                    "drop": (seg.error - seg.overall_error) / seg.error,
+                }
+            else:
+                avg, weak = 1.0 - seg.overall_error, 1.0 - seg.error
+                if avg <= 0:
+                    continue
+                segment = {"avg": avg, "weak": weak, "metric": "accuracy", "drop": (avg - weak) / avg}
+            segment.update(share=seg.share, segment=f"{seg.feature} = {seg.value!r}")
+            drop = segment["drop"] * (REGRESSION_DAMPING if artifact.task == "regression" else 1)
+            score = interp(drop, CATEGORY_DROP_SCORE) * interp(seg.share, SIZE_FACTOR)
+            scored.append(((score, seg.n_rows), segment))
+        if not scored:
+            return
+        (score, rows), segment = max(
+            scored, key=lambda item: (item[0][0], item[1]["segment"])
+        )
+        if score <= 0:
+            return
+        yield self.signal(
+            "model",
+            score=score,
+            confidence=0.75 if rows >= 50 else 0.5,
+            detail=(
+                f"test rows with {segment['segment']} ({pct(segment['share'])} of test): "
+                f"{segment['metric']} {segment['weak']:.3f} vs {segment['avg']:.3f} overall"
+            ),
+            value=segment["weak"],
+            **segment,
         )
 
     def title(self, signals, artifact):
