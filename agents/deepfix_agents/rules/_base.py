@@ -115,6 +115,19 @@ class Rule:
             **facts,
         )
 
+    def failed_check_share(
+        self, artifact: ArtifactData, name: str, table: Sequence[tuple[float, float]], *,
+        confidence: float,
+    ) -> Iterable[Signal]:
+        """A failed check whose headline ``value`` is a share of rows, scored through
+        ``table`` (see :func:`interp`); nothing when it passed or scores 0."""
+        check = artifact.check(name)
+        if check is None or check.outcome != "not_passed" or not check.value:
+            return
+        score = interp(check.value, table)
+        if score > 0:
+            yield self.check_signal(check, score=score, confidence=confidence, share=check.value)
+
     # ------------------------------------------------------------------ assessment
     def score(self, signals: Sequence[Signal]) -> float:
         return max(s.score for s in signals)

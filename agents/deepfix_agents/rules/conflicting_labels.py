@@ -91,12 +91,7 @@ class ConflictingLabels(Rule):
             )
 
     def detect_deepchecks(self, artifact):
-        check = artifact.check("Conflicting Labels")
-        if check is None or check.outcome != "not_passed" or not check.value:
-            return
-        score = interp(check.value, CONFLICT_SCORE)
-        if score > 0:
-            yield self.check_signal(check, score=score, confidence=0.7, share=check.value)
+        return self.failed_check_share(artifact, "Conflicting Labels", CONFLICT_SCORE, confidence=0.7)
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)

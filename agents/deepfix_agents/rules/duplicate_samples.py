@@ -119,12 +119,7 @@ class DuplicateSamples(Rule):
             )
 
     def detect_deepchecks(self, artifact):
-        check = artifact.check("Data Duplicates")
-        if check is None or check.outcome != "not_passed" or not check.value:
-            return
-        score = interp(check.value, DUPLICATE_SCORE)
-        if score > 0:
-            yield self.check_signal(check, score=score, confidence=0.7, share=check.value)
+        return self.failed_check_share(artifact, "Data Duplicates", DUPLICATE_SCORE, confidence=0.7)
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)

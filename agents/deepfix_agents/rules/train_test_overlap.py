@@ -54,11 +54,8 @@ class TrainTestOverlap(Rule):
         )
 
     def detect_deepchecks(self, artifact):
-        check = artifact.check("Train Test Samples Mix")
-        if check is None or check.outcome != "not_passed" or not check.value:
-            return
-        yield self.check_signal(
-            check, score=interp(check.value, OVERLAP_SCORE), confidence=0.85, share=check.value
+        return self.failed_check_share(
+            artifact, "Train Test Samples Mix", OVERLAP_SCORE, confidence=0.85
         )
 
     def title(self, signals, artifact):
