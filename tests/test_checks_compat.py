@@ -127,6 +127,10 @@ def test_every_default_check_runs_unless_not_relevant(case_outcomes):
 def test_checks_that_ran_report_their_headline_number(case_outcomes):
     case, outcomes = case_outcomes
     for outcome in outcomes:
+        if outcome.name == "Model Inference Time":
+            # a clock reading: kept in values, out of the deterministic headline value
+            assert outcome.value is None and outcome.values["seconds_per_row"] > 0, outcome
+            continue
         if outcome.outcome in ("passed", "not_passed"):
             assert outcome.value is not None, f"{case}: {outcome.name} has no value"
             assert np.isfinite(outcome.value)
