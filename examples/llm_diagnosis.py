@@ -87,6 +87,9 @@ def main() -> None:
 
     OUTPUT.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(f"sqlite:///{OUTPUT / 'mlflow.db'}")
+    if mlflow.get_experiment_by_name("deepfix-llm") is None:
+        # keep artifacts beside the store, not in ./mlruns of the current directory
+        mlflow.create_experiment("deepfix-llm", artifact_location=(OUTPUT / "artifacts").as_uri())
     mlflow.set_experiment("deepfix-llm")
     train, test = make_buggy_split()
     features = train.drop(columns=["label"])

@@ -203,7 +203,7 @@ def stub():
 # --------------------------------------------------------------------------- data
 
 
-def _artifact(**overrides) -> ArtifactData:
+def _artifact(seconds_per_row: float = 0.0007, **overrides) -> ArtifactData:
     train = SplitStats(
         name="train", n_rows=398, n_columns=31, label_distribution={"1": 0.63, "0": 0.37}
     )
@@ -238,6 +238,19 @@ def _artifact(**overrides) -> ArtifactData:
             ),
             CheckOutcome(
                 name="Feature Drift", suite="train_test_validation", outcome="passed", value=0.05
+            ),
+            CheckOutcome(
+                name="Model Inference Time",
+                suite="model_evaluation",
+                outcome="passed",
+                values={"seconds_per_row": seconds_per_row},
+                conditions=[
+                    ConditionResult(
+                        name="Average model inference time for one sample is less than 0.001",
+                        status="PASS",
+                        details=f"Found average inference time (seconds): {seconds_per_row}",
+                    )
+                ],
             ),
         ],
         "model": ModelInfo(
@@ -589,8 +602,8 @@ def test_connection_refused_falls_back(tmp_path):
 def test_cache_skips_the_llm_on_a_repeated_review(stub, tmp_path):
     first = _review(stub, "majority", tmp_path, n=3)
     assert len(stub.requests) == 3 and first.metrics["deepfix_cache_hit"] == 0.0
-    # same inputs, different timings: served from the cache, same findings
-    artifact = _artifact(checks_seconds=99.0)
+    # same inputs, different timings and clock readings: served from the cache
+    artifact = _artifact(checks_seconds=99.0, seconds_per_row=0.0002)
     second = _review(stub, "majority", tmp_path, artifact=artifact, n=3)
     assert len(stub.requests) == 3
     assert second.metrics["deepfix_cache_hit"] == 1.0
@@ -609,16 +622,26 @@ def test_cache_skips_the_llm_on_a_repeated_review(stub, tmp_path):
     assert len(stub.requests) == 9
 
 
-def test_failures_are_not_cached_and_cache_can_be_disabled(stub, tmp_path):
-    _review(stub, "always-invalid", tmp_path)
-    _review(stub, "always-invalid", tmp_path)
-    assert len(stub.requests) == 4
+def test_provider_failures_are_not_cached_and_cache_can_be_disabled(stub, tmp_path):
+    _review(stub, "fail500", tmp_path)
+    _review(stub, "fail500", tmp_path)
+    assert len(stub.requests) == 2
     for _ in range(2):
         outcome = _review(stub, "valid", tmp_path, cache=False)
         assert outcome.metrics["deepfix_cache_hit"] == 0.0
         assert "LLM cache: disabled" in outcome.footer
-    assert len(stub.requests) == 6
+    assert len(stub.requests) == 4
     assert not (tmp_path / "llm-cache").exists()
+
+
+def test_invalid_outputs_are_cached_like_answers(stub, tmp_path):
+    """Same prompt, options and seed: the model would fail the same way again."""
+    first = _review(stub, "always-invalid", tmp_path)
+    second = _review(stub, "always-invalid", tmp_path)
+    assert len(stub.requests) == 2
+    _assert_fallback(second, "no valid sample (1 of 1 invalid after a retry, cached")
+    assert second.notes[0].split("last error")[1] == first.notes[0].split("last error")[1]
+    assert second.metrics["deepfix_cache_hit"] == 1.0
 
 
 def test_corrupt_cache_entry_is_a_miss(stub, tmp_path):
@@ -732,6 +755,7 @@ def test_prompt_lists_every_category_and_the_checks():
 
     assert all(c in system for c in CATEGORIES)
     assert "Train Test Samples Mix" in user and "rules explanation" not in user
+    assert "Model Inference Time" not in user and "seconds" not in user  # no clock readings
 
 
 # --------------------------------------------------------------------------- local model
@@ -854,7 +878,7 @@ def test_end_to_end_through_the_evaluator(stub, tmp_path, overlap_model, monkeyp
     config = {
         "train_data": train,
         "provider": "openai",
-        "suites": ["train_test_validation"],
+        "suites": ["train_test_validation", "model_evaluation"],
         "llm": {
             "base_url": stub.base_url,
             "model": "test-model",

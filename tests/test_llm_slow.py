@@ -81,8 +81,11 @@ def test_smollm2_review_is_sound(tmp_path, caplog):
         assert outcome.provider == "SmolLM2-135M-Instruct.Q4_1"
         assert outcome.metrics["deepfix_llm_agreement"] >= 0.5
         assert outcome.metrics["deepfix_llm_valid_samples"] >= 1
-        # a repeated review of the same inputs is served from the cache
-        started = time.perf_counter()
-        again = review_with_llm(_artifact(), rules, config)
-        assert again.metrics["deepfix_cache_hit"] == 1.0
-        assert time.perf_counter() - started < first / 5
+    # a repeated review of the same inputs is served from the cache (valid answers and
+    # invalid ones alike: the same prompt, options and seed give the same answers)
+    started = time.perf_counter()
+    again = review_with_llm(_artifact(), rules, config)
+    assert again.metrics["deepfix_cache_hit"] == 1.0
+    assert again.provider == outcome.provider
+    assert [f.model_dump() for f in again.findings] == [f.model_dump() for f in outcome.findings]
+    assert time.perf_counter() - started < first / 5

@@ -209,10 +209,11 @@ def review_with_llm(artifact: ArtifactData, findings: list[Finding], config: Any
     sampling: _Sampling | None = None
     provider: Any = None
     if cached is not None:
-        samples = cached
+        samples, invalid = cached.samples, cached.invalid
         metrics["deepfix_cache_hit"] = 1.0
         footer.append("LLM cache: hit (1/1)")
         model_name = _model_name(provider_cls, options)
+        label = f"LLM provider {config.provider} (model {model_name})"
     else:
         footer.append("LLM cache: disabled" if cache is None else "LLM cache: miss (0/1)")
         try:
@@ -228,23 +229,21 @@ def review_with_llm(artifact: ArtifactData, findings: list[Finding], config: Any
             close = getattr(provider, "close", None)
             if callable(close):
                 close()
-        samples = sampling.samples
+        samples, invalid = sampling.samples, sampling.invalid
         metrics["deepfix_llm_valid_samples"] = float(len(samples))
-        if samples:
-            metrics["deepfix_llm_seconds_per_sample"] = round(
-                sampling.seconds / max(options.n, 1), 4
-            )
-        if not samples:
-            last = sampling.invalid[-1] if sampling.invalid else "no answer"
-            return fallback(
-                f"no valid sample ({len(sampling.invalid)} of {options.n} invalid after a "
-                f"retry; last error: {last[:300]})",
-                sampling,
-            )
+        metrics["deepfix_llm_seconds_per_sample"] = round(sampling.seconds / max(options.n, 1), 4)
         if cache is not None:
-            cache.put(key, samples, model=model_name)
+            cache.put(key, samples, model=model_name, invalid=invalid)
 
     label = f"LLM provider {config.provider} (model {model_name})"
+    if not samples:
+        last = invalid[-1] if invalid else "no answer"
+        origin = ", cached" if cached is not None else ""
+        return fallback(
+            f"no valid sample ({len(invalid)} of {options.n} invalid after a "
+            f"retry{origin}; last error: {last[:300]})",
+            sampling,
+        )
     try:
         merge = merge_reviews(
             samples, findings, artifact, min_agreement=options.min_agreement, fail_on=config.fail_on

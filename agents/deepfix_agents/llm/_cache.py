@@ -4,7 +4,8 @@ skips the LLM (the paper names latency and cost as DeepFix's first limitation).
 The key hashes everything that can change the answer and nothing that cannot:
 
 * the artifact data without timings (``checks_seconds``, each check's
-  ``duration_seconds``), which vary from run to run;
+  ``duration_seconds``, checks that read a clock such as Model Inference Time), which
+  vary from run to run;
 * the messages sent (they hold the rules engine's findings and the prompt text);
 * the provider id and the options that shape the answer (``base_url``, ``model``,
   ``n``, ``temperature``, ``min_agreement``, ``max_new_tokens``) and the seed; not
@@ -12,9 +13,13 @@ The key hashes everything that can change the answer and nothing that cannot:
   of the key's environment variable exists in the config);
 * the engine version: ``mlflow_deepfix.__version__`` and :data:`PROMPT_VERSION`.
 
-What is stored is the list of validated samples, not the merged findings: merging is
-cheap and deterministic, and redoing it keeps knowledge-base references current.
-Entries are JSON files written atomically; an unreadable entry is a miss.
+What is stored is the list of validated samples (and the reasons the others were
+rejected), not the merged findings: merging is cheap and deterministic, and redoing it
+keeps knowledge-base references current. A review whose samples were all invalid is
+stored too: with the same prompt, options and seed a model answers the same way, so
+asking again would only cost time. Provider failures (timeouts, HTTP errors) are
+transient and never stored. Entries are JSON files written atomically; an unreadable
+entry is a miss.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepfix_agents.llm._prompt import PROMPT_VERSION
+from deepfix_agents.llm._prompt import PROMPT_VERSION, is_clock_check
 from deepfix_agents.llm._schema import LLMReview
 from mlflow_deepfix.schemas import ArtifactData
 
@@ -46,8 +53,11 @@ def default_cache_dir() -> Path:
 
 def _artifact_without_timings(artifact: ArtifactData) -> dict[str, Any]:
     data = artifact.model_dump(mode="json", exclude={"checks_seconds"})
-    for check in data.get("checks", []):
-        check.pop("duration_seconds", None)
+    data["checks"] = [
+        {k: v for k, v in entry.items() if k != "duration_seconds"}
+        for check, entry in zip(artifact.checks, data.get("checks", []))
+        if not is_clock_check(check)
+    ]
     return data
 
 
@@ -75,6 +85,14 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+@dataclass
+class CachedReview:
+    """A stored review: the valid samples, and why the others were rejected."""
+
+    samples: list[LLMReview]
+    invalid: list[str] = field(default_factory=list)
+
+
 class ReviewCache:
     """Validated samples by key, one JSON file each under ``directory``."""
 
@@ -84,7 +102,7 @@ class ReviewCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> list[LLMReview] | None:
+    def get(self, key: str) -> CachedReview | None:
         path = self._path(key)
         if not path.is_file():
             return None
@@ -92,18 +110,24 @@ class ReviewCache:
             entry = json.loads(path.read_text(encoding="utf-8"))
             if entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
                 return None
-            return [LLMReview.model_validate(s) for s in entry["samples"]]
+            return CachedReview(
+                samples=[LLMReview.model_validate(s) for s in entry["samples"]],
+                invalid=[str(e) for e in entry.get("invalid", [])],
+            )
         except Exception as error:  # noqa: BLE001 - a broken entry is only a miss
             logger.warning("ignoring unreadable LLM cache entry %s: %s", path, error)
             return None
 
-    def put(self, key: str, samples: list[LLMReview], *, model: str) -> None:
+    def put(
+        self, key: str, samples: list[LLMReview], *, model: str, invalid: Sequence[str] = ()
+    ) -> None:
         path = self._path(key)
         entry = {
             "format": CACHE_FORMAT,
             "key": key,
             "model": model,
             "samples": [s.model_dump(mode="json") for s in samples],
+            "invalid": list(invalid),
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,8 @@ convert string to float: 'ACME-4711'``), so quoted literals in them are replaced
 
 The condensed view also keeps the prompt short enough for small local models: columns
 are listed only when something about them stands out, long mappings are cut to their
-largest entries, and timings are left out (they also must not change the cache key).
+largest entries, and timings are left out, including checks that read a clock (Model
+Inference Time): they also must not change the cache key.
 Change :data:`PROMPT_VERSION` whenever the text or the condensing changes, so cached
 answers to the old prompt are not reused.
 """
@@ -78,6 +79,16 @@ CATEGORIES
 - Every finding needs at least one piece of evidence. "check" must be copied exactly \
 from the names in "checks" of the input, or null. Never invent checks or numbers.
 - If nothing is wrong, answer {"findings": []}."""
+
+
+#: checks whose result is a clock reading: left out of the prompt and the cache key
+#: (no category is about speed, and a timing would make every evaluation a cache miss)
+CLOCK_CHECKS = frozenset({"Model Inference Time"})
+
+
+def is_clock_check(check: Any) -> bool:
+    """A check that measures time (by name, or by a ``*seconds*`` value)."""
+    return check.name in CLOCK_CHECKS or any("seconds" in key for key in check.values)
 
 
 _QUOTED = re.compile(r"""(['"])(.{1,200}?)\1""")
@@ -181,6 +192,8 @@ def condense(artifact: ArtifactData) -> dict[str, Any]:
         comparison = _round(comparison)
     checks = []
     for check in artifact.checks:
+        if is_clock_check(check):
+            continue
         entry: dict[str, Any] = {"name": check.name, "suite": check.suite, "outcome": check.outcome}
         if check.value is not None:
             entry["value"] = round(check.value, 4)
