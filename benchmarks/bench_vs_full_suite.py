@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import tempfile
+from pathlib import Path
 import time
 
 import numpy as np
@@ -122,7 +123,8 @@ def time_evaluate(train: pd.DataFrame, test: pd.DataFrame, model, seed: int,
 
     with tempfile.TemporaryDirectory() as tmp:
         mlflow.set_tracking_uri(f"sqlite:///{tmp}/mlflow.db")
-        mlflow.set_experiment("deepfix-bench")
+        mlflow.set_experiment(experiment_id=mlflow.create_experiment(
+            "deepfix-bench", artifact_location=Path(tmp, "artifacts").as_uri()))
         features = [c for c in train.columns if c != LABEL]
         with mlflow.start_run():
             info = mlflow.sklearn.log_model(model, name="model",

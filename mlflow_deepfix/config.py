@@ -185,6 +185,11 @@ def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
     if set(raw) == {"deepfix"} and isinstance(raw["deepfix"], dict):
         raw = raw["deepfix"]
     try:
-        return DeepfixConfig(**raw)
+        config = DeepfixConfig(**raw)
     except ValidationError as error:
         raise DeepfixConfigError(_explain(error)) from None
+    if config.provider != "rules":
+        from deepfix_agents.llm import validate_llm_options
+
+        validate_llm_options(config.provider, config.llm)
+    return config

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from importlib import import_module
 from typing import Any
 
 from mlflow.models.evaluation.artifacts import JsonEvaluationArtifact, TextEvaluationArtifact
@@ -66,7 +67,10 @@ def evaluate_inputs(
     from deepfix_agents.grounding import prefetch_kb
 
     started = time.perf_counter() if started is None else started
-    kb = prefetch_kb(config.kb)  # overlaps the embedding model's load with the checks
+    # Import Deepchecks first, then let the KB's embedding model load while the checks
+    # run: two imports at once only fight over the GIL, the checks mostly release it.
+    import_module("mlflow_deepfix.checks")
+    kb = prefetch_kb(config.kb)
     artifact, _ = run_testing(inputs, config)
     diagnosis_started = time.perf_counter()
     diagnosis, extra = diagnose(artifact, config, kb=kb)

@@ -419,7 +419,7 @@ def test_unparseable_answers_are_invalid():
         "": "the answer is empty",
         PROSE: "no JSON object found",
         '{"findings": [{"category": "outliers", "evidence": {"detail": "a,"source": 1}}]}': (
-            "the JSON is malformed: Expecting ',' delimiter at character"
+            "the JSON is malformed: Expecting ',' delimiter (character"
         ),
         '{"verdict": "fine"}': 'an object with a "findings" list',
         _answer(OVERLAP, OVERLAP): "listed twice",
@@ -479,6 +479,7 @@ def test_invalid_answer_is_retried_once_with_the_error(stub, tmp_path):
     assert len(stub.requests) == 2
     first, second = (r["body"]["messages"] for r in stub.requests)
     assert len(first) == 2 and len(second) == 4
+    assert [r["body"]["seed"] for r in stub.requests] == [0, 1]
     assert second[:2] == first
     assert second[2] == {"role": "assistant", "content": PROSE}
     assert "no JSON object found" in second[3]["content"]

@@ -33,9 +33,13 @@ def tracking(tmp_path_factory) -> str:
     """One sqlite store for the module: creating its tables is the slow part."""
     import mlflow
 
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+    root = tmp_path_factory.mktemp("mlflow")
+    uri = f"sqlite:///{root}/mlflow.db"
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(uri)
+    # artifacts under the temp dir too (the default would be ./mlruns)
+    for name in ("model-info", "model-info-custom"):
+        mlflow.create_experiment(name, artifact_location=(root / name).as_uri())
     yield uri
     mlflow.set_tracking_uri(previous)
 

@@ -115,7 +115,10 @@ def _sample(
         sample_seed = seed + index
         conversation = messages
         for attempt in (1, 2):
-            answer = _complete(provider, conversation, sample_seed)
+            # the retry gets its own seed: a sampled answer may then differ beyond the fix
+            answer = _complete(
+                provider, conversation, sample_seed if attempt == 1 else seed + n + index
+            )
             result.calls += 1
             logger.debug(
                 "LLM sample %d/%d attempt %d answered: %.2000s", index + 1, n, attempt, answer

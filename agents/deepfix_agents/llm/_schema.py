@@ -205,8 +205,8 @@ def extract_json(text: str) -> Any:
     if first_error is not None:
         near = text[max(first_error.pos - 40, 0) : first_error.pos + 10]
         raise InvalidOutput(
-            f"the JSON is malformed: {first_error.msg} at character {first_error.pos} "
-            f"(near {near!r}); check brackets, commas and quotes"
+            f"the JSON is malformed: {first_error.msg} (character {first_error.pos}, "
+            f"near {near!r}); check brackets, commas and quotes"
         )
     start = " ".join(text.split())[:80]
     raise InvalidOutput(
