@@ -360,8 +360,14 @@ def test_provider_modules_import_nothing_heavy():
     assert out.stdout.strip() == "[]", out.stdout
 
 
-def test_missing_model_falls_back_with_a_clear_note(tmp_path):
-    outcome = review_with_llm(_artifact(), _rules_findings(), parse_config({"provider": "openai"}))
+def test_missing_model_is_refused_early_and_falls_back_late(tmp_path):
+    from mlflow_deepfix.config import DeepfixConfig
+    from mlflow_deepfix.errors import DeepfixConfigError
+
+    with pytest.raises(DeepfixConfigError, match=r"\['llm'\]\['model'\] is required"):
+        parse_config({"provider": "openai"})
+    # a config built without parse_config still cannot break the evaluation
+    outcome = review_with_llm(_artifact(), _rules_findings(), DeepfixConfig(provider="openai"))
     _assert_fallback(outcome, "['llm']['model'] is required")
 
 
