@@ -199,6 +199,12 @@ def build_inputs(
     modality = config.modality or (
         "text" if config.text_col else "image" if config.image_col else "tabular"
     )
+    if modality != "tabular":
+        raise DeepfixInputError(
+            f"modality={modality!r} is not supported by this version of deepfix yet; only "
+            "'tabular' is (text and image are planned). Leave modality, text_col and "
+            "image_col unset to evaluate the columns as tabular features."
+        )
     labels = test[target] if train is None else pd.concat([train[target], test[target]])
     task = _infer_task(model_type, labels)
 

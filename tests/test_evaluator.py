@@ -193,6 +193,7 @@ def _no_deepfix_output(run_id):
         ({"suites": ["everything"]}, "suites"),
         ({"sample_size": "many"}, "sample_size"),
         ({"datetime_col": "when"}, "'when' is not a column"),
+        ({"modality": "image"}, "not supported by this version"),
     ],
 )
 def test_bad_config_is_rejected_before_any_output(overlap_case, config, message):
