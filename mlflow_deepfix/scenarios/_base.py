@@ -247,3 +247,17 @@ def fit(model: Any, train: pd.DataFrame, target: str, drop: tuple[str, ...] = ()
     """Fit ``model`` on the features of ``train`` (minus ``drop``) and return it."""
     features, labels = xy(train, target, drop)
     return model.fit(features, labels)
+
+
+def loan_workflow(
+    train: pd.DataFrame, test: pd.DataFrame, seed: int, config: dict | None = None
+) -> ScenarioData:
+    """The loan table's usual model (gradient boosting on its categoricals, the
+    application date kept out of the features), fitted on ``train``: the healthy part of
+    every loan scenario, whose bug lives in the data or the split."""
+    from mlflow_deepfix.scenarios._datasets import LOAN_CATEGORICAL
+
+    model = fit(
+        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
+    )
+    return make_data(train, test, "default", model, "classifier", config)

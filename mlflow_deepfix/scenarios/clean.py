@@ -15,6 +15,7 @@ from mlflow_deepfix.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
+    loan_workflow,
     logistic,
     make_data,
     random_forest,
@@ -23,7 +24,6 @@ from mlflow_deepfix.scenarios._base import (
     split,
 )
 from mlflow_deepfix.scenarios._datasets import (
-    LOAN_CATEGORICAL,
     breast_cancer,
     diabetes,
     iris,
@@ -80,12 +80,7 @@ def _clean_loan(seed: int) -> ScenarioData:
     )
     cut = int(len(frame) * 0.75)
     train, test = frame.iloc[:cut], frame.iloc[cut:]
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(
-        train, test, "default", model, "classifier", {"datetime_col": "application_date"}
-    )
+    return loan_workflow(train, test, seed, {"datetime_col": "application_date"})
 
 
 @scenario(

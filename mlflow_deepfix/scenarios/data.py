@@ -18,6 +18,7 @@ from mlflow_deepfix.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
+    loan_workflow,
     logistic,
     make_data,
     one_hot,
@@ -260,10 +261,7 @@ def _leak_loan(seed: int) -> ScenarioData:
     )
     frame.insert(7, "collection_calls", calls.astype(float))
     train, test = split(frame, "default", seed=seed)
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 # --------------------------------------------------------------------------- identifier_leakage
@@ -389,10 +387,7 @@ def _outlier_diab(seed: int) -> ScenarioData:
 )
 def _imb_binary(seed: int) -> ScenarioData:
     train, test = split(make_loan(3000, seed, default_rate_shift=-3.0), "default", seed=seed)
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 @scenario(

@@ -20,6 +20,7 @@ from mlflow_deepfix.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
+    loan_workflow,
     logistic,
     make_data,
     random_forest,
@@ -235,10 +236,7 @@ def _threshold_cls(seed: int) -> ScenarioData:
 )
 def _threshold_loan(seed: int) -> ScenarioData:
     train, test = split(make_loan(3000, seed, default_rate_shift=-1.5), "default", seed=seed)
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 # --------------------------------------------------------------------------- weak_segment

@@ -12,6 +12,7 @@ from mlflow_deepfix.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
+    loan_workflow,
     logistic,
     make_data,
     random_forest,
@@ -21,7 +22,6 @@ from mlflow_deepfix.scenarios._base import (
 )
 from mlflow_deepfix.scenarios._datasets import (
     CHURN_CATEGORICAL,
-    LOAN_CATEGORICAL,
     breast_cancer,
     classification_frame,
     diabetes,
@@ -143,10 +143,7 @@ def _fdrift_loan(seed: int) -> ScenarioData:
     test["region"] = rng.choice(
         ["west", "north", "south", "east"], len(test), p=[0.7, 0.1, 0.1, 0.1]
     )
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 @scenario(
@@ -216,10 +213,7 @@ def _unseen_loan(seed: int) -> ScenarioData:
     hit = rng.random(len(test)) < 0.35
     purpose[hit] = rng.choice(["solar", "medical", "wedding"], int(hit.sum()))
     test["purpose"] = pd.Series(purpose, index=test.index).astype(train["purpose"].dtype)
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 @scenario(
@@ -310,10 +304,7 @@ def _size_small_train(seed: int) -> ScenarioData:
 def _schema_loan(seed: int) -> ScenarioData:
     train, test = split(make_loan(2000, seed), "default", seed=seed)
     test = test.rename(columns={"annual_income": "income"})
-    model = fit(
-        gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)
-    )
-    return make_data(train, test, "default", model, "classifier")
+    return loan_workflow(train, test, seed)
 
 
 @scenario(
