@@ -12,7 +12,6 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from mlflow_deepfix import __version__
 from mlflow_deepfix.config import DeepfixConfig
 from mlflow_deepfix.crash import capture_failure
 from mlflow_deepfix.inputs import EvalInputs
-from mlflow_deepfix.schemas import ArtifactData, RuntimeFailure
+from mlflow_deepfix.schemas import ArtifactData, PerformanceSummary, RuntimeFailure
 
 logger = logging.getLogger(__name__)
 
@@ -47,38 +46,32 @@ def _predict_all(
 ) -> tuple[Predictions, list[RuntimeFailure]]:
     predictions, failures = Predictions(), []
     adapter = inputs.adapter
-    for split, frame in (("test", test), ("train", train)):
-        if frame is None:
-            continue
-        features = frame.drop(columns=[inputs.target])
+
+    def attempt(stage: str, call, features: pd.DataFrame):
         try:
-            setattr(predictions, split, adapter.predict(features))
+            return call(features)
         except Exception as error:  # noqa: BLE001 - any model error becomes a finding
-            logger.warning("model.predict failed on the %s split: %s", split, error)
+            logger.warning("%s failed: %s", stage, error)
             failures.append(
                 capture_failure(
-                    f"predict:{split}",
+                    stage,
                     error,
                     frame=features,
                     expected_columns=adapter.feature_names,
                     model=inputs.model,
                 )
             )
+            return None
+
+    for split, frame in (("test", test), ("train", train)):
+        if frame is None:
             continue
-        if adapter.has_proba:
-            try:
-                setattr(predictions, f"proba_{split}", adapter.predict_proba(features))
-            except Exception as error:  # noqa: BLE001
-                logger.warning("predict_proba failed on the %s split: %s", split, error)
-                failures.append(
-                    capture_failure(
-                        f"predict_proba:{split}",
-                        error,
-                        frame=features,
-                        expected_columns=adapter.feature_names,
-                        model=inputs.model,
-                    )
-                )
+        features = frame.drop(columns=[inputs.target])
+        predicted = attempt(f"predict:{split}", adapter.predict, features)
+        setattr(predictions, split, predicted)
+        if predicted is not None and adapter.has_proba:
+            proba = attempt(f"predict_proba:{split}", adapter.predict_proba, features)
+            setattr(predictions, f"proba_{split}", proba)
     return predictions, failures
 
 
@@ -89,7 +82,7 @@ def run_testing(
     from mlflow_deepfix.baselines import baseline_ladder
     from mlflow_deepfix.checks import CheckInputs, run_checks
     from mlflow_deepfix.model_info import describe_model
-    from mlflow_deepfix.performance import segment_errors, summarize_performance
+    from mlflow_deepfix.performance import segment_errors
     from mlflow_deepfix.stats import infer_cat_features, summarize_dataset
 
     started = time.perf_counter()
@@ -186,7 +179,7 @@ def run_testing(
         datetime_col=inputs.datetime_col,
         seed=config.seed,
     )
-    performance = _performance(inputs, test, train, predictions, summarize_performance)
+    performance = _performance(inputs, test, train, predictions)
     if predictions.test is not None:
         performance.segments = segment_errors(
             test,
@@ -227,9 +220,8 @@ def _performance(
     test: pd.DataFrame,
     train: pd.DataFrame | None,
     predictions: Predictions,
-    summarize: Any,
-):
-    from mlflow_deepfix.schemas import PerformanceSummary
+) -> PerformanceSummary:
+    from mlflow_deepfix.performance import summarize_performance
 
     if predictions.test is None:
         return PerformanceSummary()
@@ -243,7 +235,7 @@ def _performance(
             pred_train=predictions.train,
             proba_train=predictions.proba_train,
         )
-    return summarize(
+    return summarize_performance(
         task=inputs.task,
         y_test=test[inputs.target].to_numpy(),
         pred_test=predictions.test,

@@ -27,7 +27,13 @@ from typing import ClassVar
 
 from deepfix_agents.scoring import combine_confidence, severity_for
 from deepfix_agents.signals import Signal
-from mlflow_deepfix.schemas import CATEGORY_LAYERS, ArtifactData, CheckOutcome, Evidence
+from mlflow_deepfix.schemas import (
+    CATEGORY_LAYERS,
+    ArtifactData,
+    CheckOutcome,
+    Evidence,
+    RuntimeFailure,
+)
 
 SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
 DOC_FIELDS = ("name", "detects", "why", "example", "severity_policy")
@@ -127,6 +133,19 @@ class Rule:
         score = interp(check.value, table)
         if score > 0:
             yield self.check_signal(check, score=score, confidence=confidence, share=check.value)
+
+    @staticmethod
+    def crashes_on(
+        artifact: ArtifactData, counts: str, words: Sequence[str]
+    ) -> Iterable[tuple[RuntimeFailure, str, int]]:
+        """Crashes whose message mentions one of ``words`` while the input held bad cells
+        (``counts`` is ``"nan_counts"`` or ``"inf_counts"``): (failure, worst column, count)."""
+        for failure in artifact.runtime_failures:
+            per_column = getattr(failure, counts)
+            text = f"{failure.exception_type} {failure.message}".lower()
+            if per_column and any(word in text for word in words):
+                column = max(per_column, key=lambda c: (per_column[c], c))
+                yield failure, column, per_column[column]
 
     # ------------------------------------------------------------------ assessment
     def score(self, signals: Sequence[Signal]) -> float:

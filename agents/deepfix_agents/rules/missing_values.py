@@ -86,21 +86,18 @@ class MissingValues(Rule):
                 )
 
     def detect_runtime(self, artifact):
-        for failure in artifact.runtime_failures:
-            text = f"{failure.exception_type} {failure.message}".lower()
-            if failure.nan_counts and ("nan" in text or "missing" in text):
-                column = max(failure.nan_counts, key=lambda c: (failure.nan_counts[c], c))
-                yield self.signal(
-                    "runtime",
-                    score=0.85,
-                    confidence=0.9,
-                    detail=(
-                        f"the model crashed on NaN input during {failure.stage} "
-                        f"({failure.exception_type}); {column!r} has {failure.nan_counts[column]} NaN"
-                    ),
-                    column=column,
-                    crashed=True,
-                )
+        for failure, column, count in self.crashes_on(artifact, "nan_counts", ("nan", "missing")):
+            yield self.signal(
+                "runtime",
+                score=0.85,
+                confidence=0.9,
+                detail=(
+                    f"the model crashed on NaN input during {failure.stage} "
+                    f"({failure.exception_type}); {column!r} has {count} NaN"
+                ),
+                column=column,
+                crashed=True,
+            )
 
     def title(self, signals, artifact):
         if self.fact(signals, "crashed"):

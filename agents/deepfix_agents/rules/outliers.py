@@ -161,22 +161,21 @@ class Outliers(Rule):
                 )
 
     def detect_runtime(self, artifact):
-        for failure in artifact.runtime_failures:
-            text = f"{failure.exception_type} {failure.message}".lower()
-            if failure.inf_counts and ("inf" in text or "too large" in text):
-                column = max(failure.inf_counts, key=lambda c: (failure.inf_counts[c], c))
-                yield self.signal(
-                    "runtime",
-                    score=INF_CRASH_SCORE,
-                    confidence=0.9,
-                    detail=(
-                        f"the model crashed on infinite input during {failure.stage} "
-                        f"({failure.exception_type}); {column!r} has {failure.inf_counts[column]} inf"
-                    ),
-                    inf_column=column,
-                    n_inf=failure.inf_counts[column],
-                    crashed=True,
-                )
+        for failure, column, count in self.crashes_on(
+            artifact, "inf_counts", ("inf", "too large")
+        ):
+            yield self.signal(
+                "runtime",
+                score=INF_CRASH_SCORE,
+                confidence=0.9,
+                detail=(
+                    f"the model crashed on infinite input during {failure.stage} "
+                    f"({failure.exception_type}); {column!r} has {count} inf"
+                ),
+                inf_column=column,
+                n_inf=count,
+                crashed=True,
+            )
 
     def detect_deepchecks(self, artifact):
         """Outlier Sample Detection has no condition in the default suite (it passes unless
