@@ -36,13 +36,14 @@ MEDIUM_OR_WORSE = ("critical", "high", "medium")
 EXPERIMENT_NAME = "deepfix-bench"
 
 
-def deepchecks_mapping() -> dict[str, str]:
+def deepchecks_mapping(modality: str = "tabular") -> dict[str, str]:
     """Check name -> the category a Deepchecks-only user would blame when that check
-    fails (``mlflow_deepfix.checks.DEEPCHECKS_CATEGORY``; checks absent from it, such as
-    Model Inference Time, point at no category)."""
-    from mlflow_deepfix.checks import DEEPCHECKS_CATEGORY
+    fails, for the checks of ``modality``'s suites (``DEEPCHECKS_CATEGORY`` and its text
+    and image twins; checks absent from it, such as Model Inference Time, point at no
+    category)."""
+    from mlflow_deepfix.checks import DEEPCHECKS_CATEGORY_BY_MODALITY
 
-    return dict(DEEPCHECKS_CATEGORY)
+    return dict(DEEPCHECKS_CATEGORY_BY_MODALITY[modality])
 
 
 # --------------------------------------------------------------------------- results
@@ -242,7 +243,9 @@ def run_scenario(
             artifact = mlflow.artifacts.load_dict(
                 f"runs:/{result.run_id}/deepfix/artifact_data.json"
             )
-            result.baseline_categories = baseline_categories(artifact, mapping)
+            modality = artifact.get("modality", "tabular")
+            checks_mapping = mapping if modality == "tabular" else deepchecks_mapping(modality)
+            result.baseline_categories = baseline_categories(artifact, checks_mapping)
             result.baseline_top1 = (
                 result.baseline_categories[0] if result.baseline_categories else None
             )

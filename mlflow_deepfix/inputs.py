@@ -41,6 +41,8 @@ class EvalInputs:
     adapter: ModelAdapter | None
     index_col: str | None = None
     datetime_col: str | None = None
+    #: text/image modality: the column holding the raw text or images
+    content_column: str | None = None
     train_source: str = "none"
     notes: list[str] = field(default_factory=list)
 
@@ -162,6 +164,37 @@ def _check_config_columns(config: DeepfixConfig, frames: dict[str, pd.DataFrame]
             )
 
 
+def _modality(config: DeepfixConfig, model_type: str) -> tuple[str, str | None]:
+    """The modality (given, or inferred from ``text_col`` / ``image_col``) and the column
+    holding the raw content; contradictory settings are refused with the fix."""
+    prefix = "evaluator_config['deepfix']"
+    if config.text_col and config.image_col:
+        raise DeepfixInputError(
+            f"{prefix} sets both text_col={config.text_col!r} and image_col="
+            f"{config.image_col!r}; deepfix evaluates one modality per call: keep one of them."
+        )
+    inferred = "text" if config.text_col else "image" if config.image_col else "tabular"
+    modality = config.modality or inferred
+    needed = {"text": "text_col", "image": "image_col"}.get(modality)
+    if needed and getattr(config, needed) is None:
+        raise DeepfixInputError(
+            f"{prefix}['modality'] = {modality!r} needs {needed}='<column>' naming the column "
+            f"that holds the raw {'texts' if modality == 'text' else 'images'}."
+        )
+    if modality != inferred:
+        given = "text_col" if config.text_col else "image_col"
+        raise DeepfixInputError(
+            f"{prefix}['modality'] = {modality!r} contradicts {given}="
+            f"{getattr(config, given)!r}; drop {given} or set modality={inferred!r}."
+        )
+    if modality != "tabular" and model_type != "classifier":
+        raise DeepfixInputError(
+            f"modality={modality!r} supports model_type='classifier' only (Deepchecks' NLP "
+            f"and vision suites cover classification); got model_type={model_type!r}."
+        )
+    return modality, getattr(config, needed) if needed else None
+
+
 def build_inputs(
     *, model: Any, dataset: Any, model_type: str, config: DeepfixConfig
 ) -> EvalInputs:
@@ -196,15 +229,7 @@ def build_inputs(
     frames = {"data": test} if train is None else {"data": test, "train_data": train}
     _check_config_columns(config, frames)
 
-    modality = config.modality or (
-        "text" if config.text_col else "image" if config.image_col else "tabular"
-    )
-    if modality != "tabular":
-        raise DeepfixInputError(
-            f"modality={modality!r} is not supported by this version of deepfix yet; only "
-            "'tabular' is (text and image are planned). Leave modality, text_col and "
-            "image_col unset to evaluate the columns as tabular features."
-        )
+    modality, content_column = _modality(config, model_type)
     labels = test[target] if train is None else pd.concat([train[target], test[target]])
     task = _infer_task(model_type, labels)
 
@@ -227,6 +252,7 @@ def build_inputs(
         adapter=adapter,
         index_col=config.index_col,
         datetime_col=config.datetime_col,
+        content_column=content_column,
         train_source=train_source,
         notes=notes,
     )

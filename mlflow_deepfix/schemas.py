@@ -152,6 +152,12 @@ class DatasetSummary(_Model):
     cat_features: list[str] = Field(default_factory=list)
     index_col: str | None = None
     datetime_col: str | None = None
+    #: text/image modality: the column holding the raw content (not summarised itself)
+    content_column: str | None = None
+    #: text/image modality: numeric properties derived from the content (text length,
+    #: brightness, ...), summarised like columns but not read by the model; duplicates,
+    #: conflicting labels and overlap are then measured on the content itself
+    property_names: list[str] = Field(default_factory=list)
     train: SplitStats | None = None
     test: SplitStats
     comparison: SplitComparison | None = None

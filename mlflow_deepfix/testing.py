@@ -79,11 +79,9 @@ def run_testing(
     inputs: EvalInputs, config: DeepfixConfig, *, progress: bool = True
 ) -> tuple[ArtifactData, Predictions]:
     """Run every test of the testing step and condense the results."""
-    from mlflow_deepfix.baselines import baseline_ladder
-    from mlflow_deepfix.checks import CheckInputs, run_checks
     from mlflow_deepfix.model_info import describe_model
     from mlflow_deepfix.performance import segment_errors
-    from mlflow_deepfix.stats import infer_cat_features, summarize_dataset
+    from mlflow_deepfix.stats import infer_cat_features
 
     started = time.perf_counter()
     notes = list(inputs.notes)
@@ -99,7 +97,8 @@ def run_testing(
     feature_names = inputs.feature_names
     cat_features = inputs.cat_features
     if cat_features is None:
-        cat_features = infer_cat_features(inputs.test, [c for c in feature_names if c in inputs.test])
+        tabular = [c for c in feature_names if c in inputs.test and c != inputs.content_column]
+        cat_features = infer_cat_features(inputs.test, tabular)
 
     predictions, failures = _predict_all(inputs, test, train)
     predict_failed = any(f.stage.startswith("predict:") for f in failures)
@@ -117,6 +116,69 @@ def run_testing(
     model_info = describe_model(inputs.model, inputs.adapter, feature_names)
     importances = dict(model_info.feature_importances)
 
+    if inputs.modality == "tabular":
+        checks, baselines, dataset, segment_frame, segment_features = _tabular_tests(
+            inputs, config, test, train, predictions, cat_features, importances,
+            adapter=adapter, model_skip_reason=model_skip_reason, notes=notes,
+            progress=progress,
+        )
+    else:
+        from mlflow_deepfix.content_testing import run_content_tests
+
+        checks, baselines, dataset, segment_frame, segment_features = run_content_tests(
+            inputs, config, test, train, predictions, cat_features,
+            model_skip_reason=model_skip_reason, notes=notes, progress=progress,
+        )
+    performance = _performance(inputs, test, train, predictions)
+    if predictions.test is not None:
+        performance.segments = segment_errors(
+            segment_frame,
+            task=inputs.task,
+            y_true=test[target].to_numpy(),
+            y_pred=predictions.test,
+            features=segment_features,
+        )
+
+    artifact = ArtifactData(
+        deepfix_version=__version__,
+        task=inputs.task,
+        modality=inputs.modality,
+        seed=config.seed,
+        sample_size=config.sample_size,
+        dataset=dataset,
+        checks=checks,
+        model=model_info,
+        performance=performance,
+        baselines=baselines,
+        runtime_failures=failures,
+        notes=notes,
+        checks_seconds=round(time.perf_counter() - started, 3),
+    )
+    logger.info("deepfix testing done in %.1fs", artifact.checks_seconds)
+    return artifact, predictions
+
+
+def _tabular_tests(
+    inputs: EvalInputs,
+    config: DeepfixConfig,
+    test: pd.DataFrame,
+    train: pd.DataFrame | None,
+    predictions: Predictions,
+    cat_features: list[str],
+    importances: dict[str, float],
+    *,
+    adapter,
+    model_skip_reason: str | None,
+    notes: list[str],
+    progress: bool,
+):
+    """Deepchecks' tabular suites, the baseline ladder and the dataset statistics:
+    (checks, baselines, dataset summary, segment frame, segment features)."""
+    from mlflow_deepfix.baselines import baseline_ladder
+    from mlflow_deepfix.checks import CheckInputs, run_checks
+    from mlflow_deepfix.stats import summarize_dataset
+
+    target, feature_names = inputs.target, inputs.feature_names
     shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
     # Deepchecks refuses an index or date column that is also a feature; the model's use of
     # such a column is diagnosed from our statistics (identifier_leakage) instead.
@@ -166,7 +228,7 @@ def run_testing(
             progress=progress,
         )
         baselines = baselines_future.result() if baselines_future is not None else []
-    checks_seconds = time.perf_counter() - checks_started
+    logger.info("deepfix checks done in %.1fs", time.perf_counter() - checks_started)
 
     dataset = summarize_dataset(
         inputs.train,
@@ -179,35 +241,8 @@ def run_testing(
         datetime_col=inputs.datetime_col,
         seed=config.seed,
     )
-    performance = _performance(inputs, test, train, predictions)
-    if predictions.test is not None:
-        performance.segments = segment_errors(
-            test,
-            task=inputs.task,
-            y_true=test[target].to_numpy(),
-            y_pred=predictions.test,
-            features=[c for c in cat_features if c in shared],
-        )
+    return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
 
-    artifact = ArtifactData(
-        deepfix_version=__version__,
-        task=inputs.task,
-        modality=inputs.modality,
-        seed=config.seed,
-        sample_size=config.sample_size,
-        dataset=dataset,
-        checks=checks,
-        model=model_info,
-        performance=performance,
-        baselines=baselines,
-        runtime_failures=failures,
-        notes=notes,
-        checks_seconds=round(time.perf_counter() - started, 3),
-    )
-    logger.info(
-        "deepfix testing done in %.1fs (checks %.1fs)", artifact.checks_seconds, checks_seconds
-    )
-    return artifact, predictions
 
 
 def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:

@@ -193,7 +193,9 @@ def _no_deepfix_output(run_id):
         ({"suites": ["everything"]}, "suites"),
         ({"sample_size": "many"}, "sample_size"),
         ({"datetime_col": "when"}, "'when' is not a column"),
-        ({"modality": "image"}, "not supported by this version"),
+        ({"modality": "image"}, "needs image_col='<column>'"),
+        ({"text_col": "mean radius", "image_col": "mean area"}, "one modality per call"),
+        ({"modality": "tabular", "text_col": "mean radius"}, "contradicts text_col"),
     ],
 )
 def test_bad_config_is_rejected_before_any_output(overlap_case, config, message):

@@ -68,8 +68,11 @@ def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     return findings
 
 
-def explain_symptoms(findings: list[Finding]) -> list[Finding]:
-    """Fold symptom findings into the root causes that explain them."""
+def explain_symptoms(
+    findings: list[Finding], artifact: ArtifactData | None = None
+) -> list[Finding]:
+    """Fold symptom findings into the root causes that explain them (``artifact`` lets a
+    rule say what it explains on this data, see ``Rule.explains_for``)."""
     by_category = {f.category: f for f in findings}
     absorbed: set[str] = set()
     for cause in sorted(findings, key=rank_key):
@@ -79,7 +82,8 @@ def explain_symptoms(findings: list[Finding]) -> list[Finding]:
             continue
         rule = RULES.get(cause.category)
         current = by_category[cause.category]
-        for symptom_id in rule.explains:
+        explained = rule.explains if artifact is None else rule().explains_for(artifact)
+        for symptom_id in explained:
             symptom = by_category.get(symptom_id)
             if symptom is None or symptom_id in absorbed:
                 continue
@@ -120,4 +124,4 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
 
 def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     """Aggregate, explain and rank: the full reasoner."""
-    return rank(explain_symptoms(hypotheses(signals, artifact)))
+    return rank(explain_symptoms(hypotheses(signals, artifact), artifact))

@@ -58,6 +58,9 @@ class Rule:
     severity_policy: ClassVar[str]
     #: symptom categories this root cause accounts for when both are found
     explains: ClassVar[tuple[str, ...]] = ()
+    #: fixes that fit a modality better than the tabular ones (``"text"``, ``"image"``):
+    #: e.g. de-duplicating normalised texts, acquisition protocols, augmentation
+    modality_fixes: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: Deepchecks checks whose failure corroborates this category
     checks: ClassVar[tuple[str, ...]] = ()
     #: impact score of a failed corroborating check on its own (rules refine it)
@@ -166,8 +169,17 @@ class Rule:
     def explanation(self, signals: Sequence[Signal], artifact: ArtifactData) -> str:
         return f"{self.detects} {self.why}"
 
+    def explains_for(self, artifact: ArtifactData) -> tuple[str, ...]:
+        """The symptoms this cause explains on ``artifact`` (default: ``explains``)."""
+        return self.explains
+
     def fix_list(self, signals: Sequence[Signal], artifact: ArtifactData) -> list[str]:
-        return list(self.fixes)
+        return list(self.modality_fixes.get(artifact.modality) or self.fixes)
+
+    @staticmethod
+    def samples(artifact: ArtifactData) -> str:
+        """What one row is, in words: ``rows``, ``texts`` or ``images``."""
+        return {"text": "texts", "image": "images"}.get(artifact.modality, "rows")
 
     @staticmethod
     def strongest(signals: Sequence[Signal]) -> Signal:
@@ -198,6 +210,14 @@ def validate_rule(cls: type) -> None:
     fixes = getattr(cls, "fixes", ())
     if not fixes or not all(isinstance(f, str) and f.strip() for f in fixes):
         raise RegistrationError(f"rule {rule_id!r}: `fixes` must list at least one fix")
+    for modality, extra in getattr(cls, "modality_fixes", {}).items():
+        if modality not in ("text", "image") or not extra or not all(
+            isinstance(f, str) and f.strip() for f in extra
+        ):
+            raise RegistrationError(
+                f"rule {rule_id!r}: modality_fixes[{modality!r}] must be a non-empty tuple of "
+                "fixes for 'text' or 'image'"
+            )
     unknown = [c for c in getattr(cls, "explains", ()) if c not in CATEGORY_LAYERS]
     if unknown or rule_id in getattr(cls, "explains", ()):
         raise RegistrationError(f"rule {rule_id!r}: invalid `explains` entries {unknown}")

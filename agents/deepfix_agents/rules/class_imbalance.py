@@ -54,6 +54,24 @@ class ClassImbalance(Rule):
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
     checks = ("Class Imbalance",)
+    modality_fixes = {
+        "text": (
+            "Weight the classes in the loss (`class_weight='balanced'`) or resample inside "
+            "the training folds only.",
+            "Collect or augment more texts of the rare class (back-translation, paraphrasing, "
+            "synonym replacement), never by copying texts across the split.",
+            "Judge the model with per-class recall, PR-AUC or balanced accuracy, and tune the "
+            "decision threshold for the rare class.",
+        ),
+        "image": (
+            "Weight the classes in the loss or sample batches class-balanced "
+            "(`WeightedRandomSampler`).",
+            "Collect more images of the rare class, and augment them (flips, crops, rotations, "
+            "colour jitter) inside the training loop.",
+            "Judge the model with per-class recall, PR-AUC or balanced accuracy, and tune the "
+            "decision threshold for the rare class.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         if artifact.task == "regression":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules.duplicate_samples import expected_collision_rate
+from deepfix_agents.rules.duplicate_samples import expected_chance_duplicates
 
 #: share of rows whose features repeat with a different label -> score
 CONFLICT_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.08, 0.4), (0.15, 0.6), (0.3, 0.8), (0.5, 0.9))
@@ -65,6 +65,28 @@ class ConflictingLabels(Rule):
     )
     explains = ("underfitting", "poor_calibration", "weak_segment")
     checks = ("Conflicting Labels",)
+    modality_fixes = {
+        "text": (
+            "Review the conflicting texts and fix their labels: export each group of "
+            "identical (normalised) texts with its labels and let an annotator decide, or "
+            "keep the majority label.",
+            "Write down labelling guidelines for the ambiguous cases these texts show (sarcasm,"
+            " mixed sentiment, very short texts) and measure annotator agreement (Cohen's "
+            "kappa) before labelling more.",
+            "When several annotators label the same text, aggregate their votes (majority, or "
+            "a label model such as Dawid-Skene) instead of keeping one row per vote.",
+            "Use cleanlab's `find_label_issues` on out-of-fold probabilities to find "
+            "mislabelled texts beyond the exact repeats.",
+        ),
+        "image": (
+            "Review the images that carry several labels and fix them: export each group of "
+            "identical images with its labels and let an annotator decide.",
+            "Tighten the annotation protocol (class definitions with example images, a second "
+            "reader for borderline cases) and measure inter-annotator agreement.",
+            "Use cleanlab's `find_label_issues` on out-of-fold probabilities to find "
+            "mislabelled images beyond the exact repeats.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
@@ -72,11 +94,14 @@ class ConflictingLabels(Rule):
             if split is None or split.conflicting_label_fraction <= 0:
                 continue
             share = split.conflicting_label_fraction
-            natural = expected_collision_rate(split, dataset.feature_names) >= NATURAL_COLLISIONS
+            natural = expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
             score = interp(share, CONFLICT_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
             if score <= 0:
                 continue
-            detail = f"{pct(share)} of {split.name} rows share their features with a row of another label"
+            detail = (
+                f"{pct(share)} of {split.name} {self.samples(artifact)} share their "
+                f"{'content' if dataset.content_column else 'features'} with one of another label"
+            )
             if natural:
                 detail += " (the features take few distinct values, so some coincide by chance)"
             yield self.signal(
@@ -96,6 +121,9 @@ class ConflictingLabels(Rule):
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)
         split = {"train": "training", "test": "test"}.get(self.fact(signals, "split"), "training")
+        if artifact.dataset.content_column:
+            what = self.samples(artifact)
+            return f"{pct(share)} of {split} {what} appear more than once with different labels"
         return f"{pct(share)} of {split} rows have identical features but a different label"
 
     def explanation(self, signals, artifact):

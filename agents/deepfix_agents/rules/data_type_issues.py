@@ -28,6 +28,11 @@ COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
 NON_FEATURE_FACTOR = 0.5
 #: Deepchecks' share of samples holding only special characters -> score
 SPECIAL_SCORE = ((0.001, 0.0), (0.01, 0.2), (0.05, 0.35), (0.2, 0.5))
+#: text: share of tokens the model's tokenizer maps to [UNK] (Unknown Tokens) -> score;
+#: a clean English corpus stays far below 0.5%
+UNKNOWN_TOKEN_SCORE = ((0.002, 0.0), (0.01, 0.25), (0.03, 0.45), (0.08, 0.65), (0.2, 0.8))
+#: text: share of texts made of more than 20% special characters (mojibake, markup) -> score
+SPECIAL_TEXT_SCORE = ((0.01, 0.0), (0.03, 0.25), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8))
 _TEXT_KINDS = ("categorical", "text", "other")
 
 
@@ -153,6 +158,18 @@ class DataTypeIssues(Rule):
         "weak_segment",
         "prediction_drift",
     )
+    modality_fixes = {
+        "text": (
+            "Clean texts the same way at training and inference: strip markup "
+            "(`BeautifulSoup(t, 'html.parser').get_text()`), repair broken encodings "
+            "(`ftfy.fix_text`), normalise unicode (NFKC) and whitespace.",
+            "Fix the source: decode files with the right encoding (UTF-8 vs cp1252), and make "
+            "the scraper or export keep plain text.",
+            "If emoji and symbols carry meaning, map them to words (`emoji.demojize`) or use a "
+            "tokenizer whose vocabulary covers them, and add such texts to training.",
+            "Monitor the share of unknown tokens per batch and alert when it rises.",
+        ),
+    }
     checks = (
         "Mixed Data Types",
         "String Mismatch",
@@ -230,6 +247,9 @@ class DataTypeIssues(Rule):
                 confidence=0.6,
                 **({"column": columns[0]} if columns else {}),
             )
+        if artifact.modality == "text":
+            yield from self._text_signals(artifact)
+            return
         check = artifact.check("Special Characters")
         if check is not None and check.outcome == "not_passed":
             known = {
@@ -258,7 +278,37 @@ class DataTypeIssues(Rule):
             else:
                 yield self.check_signal(check, score=0.2, confidence=0.5)
 
+    def _text_signals(self, artifact):
+        """Unknown Tokens (share of [UNK] tokens) and Special Characters (share of texts
+        that are more than 20% special characters), from Deepchecks' NLP suite."""
+        for name, table, fact in (
+            ("Unknown Tokens", UNKNOWN_TOKEN_SCORE, "unknown_share"),
+            ("Special Characters", SPECIAL_TEXT_SCORE, "special_text_share"),
+        ):
+            check = artifact.check(name)
+            if check is None or check.outcome != "not_passed" or not check.value:
+                continue
+            score = interp(check.value, table)
+            if score > 0:
+                yield self.check_signal(check, score=score, confidence=0.75, **{fact: check.value})
+
+    def explains_for(self, artifact):
+        """Malformed texts (markup, mojibake, emoji) move the text properties too: here the
+        property drift is their symptom."""
+        if artifact.modality == "text":
+            return (*self.explains, "feature_drift")
+        return self.explains
+
     def title(self, signals, artifact):
+        unknown = self.fact(signals, "unknown_share")
+        special = self.fact(signals, "special_text_share")
+        if unknown is not None or special is not None:
+            parts = []
+            if unknown is not None:
+                parts.append(f"{pct(unknown)} of tokens are unknown to the tokenizer")
+            if special is not None:
+                parts.append(f"{pct(special)} of texts are mostly special characters")
+            return "Malformed text: " + "; ".join(parts)
         strongest = self.strongest(signals)
         column = strongest.facts.get("column") or self.fact(signals, "column")
         problem = strongest.facts.get("problem")
@@ -281,6 +331,14 @@ class DataTypeIssues(Rule):
         return self.name
 
     def explanation(self, signals, artifact):
+        if artifact.modality == "text":
+            return (
+                "Part of the text is not ordinary words: markup left by a scraper, broken "
+                "encodings (mojibake such as 'Ã©'), emoji or symbols. The tokenizer maps such "
+                "pieces to unknown tokens or splits them into meaningless fragments, so the "
+                "model reads noise where the training texts had words, and its predictions on "
+                "those texts degrade."
+            )
         problem = self.strongest(signals).facts.get("problem")
         if problem == "numbers_as_text":
             return (

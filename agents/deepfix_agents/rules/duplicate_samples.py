@@ -15,6 +15,15 @@ TEST_FACTOR = 0.7
 NATURAL_FACTOR = 0.5
 
 
+def expected_chance_duplicates(artifact, split) -> float:
+    """Chance duplicates of ``split``: none for text and images, whose duplicates are
+    measured on the content itself (two different reviews never hash alike), else
+    :func:`expected_collision_rate` of the feature columns."""
+    if artifact.dataset.content_column:
+        return 0.0
+    return expected_collision_rate(split, artifact.dataset.feature_names)
+
+
 def expected_collision_rate(split, feature_names) -> float:
     """Share of rows expected to repeat an earlier row's features by chance alone.
 
@@ -89,7 +98,33 @@ class DuplicateSamples(Rule):
         "Deepchecks' Data Duplicates share corroborates through the same table."
     )
     explains = ("overfitting", "label_drift")
-    checks = ("Data Duplicates",)
+    checks = ("Data Duplicates", "Text Duplicates")
+    modality_fixes = {
+        "text": (
+            "De-duplicate texts after normalising them (lower-case, strip punctuation and "
+            "whitespace, unicode NFKC) *before* splitting: "
+            "`df = df.loc[~df.text.str.lower().str.replace(r'\\W+', ' ', regex=True)"
+            ".duplicated()]`.",
+            "Look for near-duplicates too (templated messages, quoted replies, boilerplate): "
+            "MinHash / SimHash, or cosine similarity of sentence embeddings above ~0.95, and "
+            "keep one text per cluster.",
+            "Find where the copies come from (re-posted reviews, scraped pages crawled twice, "
+            "a join that fans out) and de-duplicate at the source.",
+            "If you oversample a rare class on purpose, do it inside the training folds only, "
+            "or prefer class weights or text augmentation (back-translation, synonym "
+            "replacement) over exact copies.",
+        ),
+        "image": (
+            "De-duplicate images by content hash before splitting (exact copies), and by a "
+            "perceptual hash (`imagehash.phash`, Hamming distance <= 4) for resized or "
+            "re-encoded copies.",
+            "Find where the copies come from (the same photo exported twice, burst shots, "
+            "several crops of one frame) and keep one image per capture, or split by capture "
+            "session with `GroupShuffleSplit`.",
+            "If you oversample a rare class, use augmentation (flips, crops, colour jitter) "
+            "inside the training loop instead of copying files.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
@@ -97,13 +132,15 @@ class DuplicateSamples(Rule):
             if split is None or split.duplicate_fraction <= 0:
                 continue
             share = split.duplicate_fraction
-            expected = expected_collision_rate(split, dataset.feature_names)
+            expected = expected_chance_duplicates(artifact, split)
             excess = max(share - expected, 0.0)
             natural = expected >= 0.5 * share
             score = interp(excess, DUPLICATE_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
             if score <= 0:
                 continue
-            detail = f"{pct(share)} of {split.name} rows are exact copies of another row"
+            what = self.samples(artifact)
+            copies = "normalised content" if dataset.content_column else "another row"
+            detail = f"{pct(share)} of {split.name} {what} are exact copies of {copies}"
             if expected >= 0.005:
                 detail += f" ({pct(expected)} expected by chance from the few distinct values)"
             yield self.signal(
@@ -119,7 +156,8 @@ class DuplicateSamples(Rule):
             )
 
     def detect_deepchecks(self, artifact):
-        return self.failed_check_share(artifact, "Data Duplicates", DUPLICATE_SCORE, confidence=0.7)
+        for name in self.checks:
+            yield from self.failed_check_share(artifact, name, DUPLICATE_SCORE, confidence=0.7)
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)
@@ -127,7 +165,7 @@ class DuplicateSamples(Rule):
         word = {"train": "training", "test": "test"}.get(split, split)
         n = self.fact(signals, "n_rows")
         count = f" ({round(share * n):,} of {n:,})" if n else ""
-        return f"{pct(share)} of {word} rows are exact duplicates{count}"
+        return f"{pct(share)} of {word} {self.samples(artifact)} are exact duplicates{count}"
 
     def explanation(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)

@@ -38,6 +38,13 @@ MULTIVARIATE_SCORE = ((0.1, 0.0), (0.25, 0.25), (0.4, 0.45), (0.6, 0.65), (0.8, 
 IMPORTANCE_WEIGHT = ((0.0, 0.5), (0.3, 0.65), (1.0, 0.9), (2.0, 1.0))
 #: weight when the model exposes no importances
 UNKNOWN_WEIGHT = 0.75
+#: weight of a text/image property (length, brightness, ...): the model reads the content,
+#: not the property, but a shifted property means the content itself changed
+PROPERTY_WEIGHT = 0.8
+#: Deepchecks' per-column drift checks: tabular features, text and image properties
+COLUMN_DRIFT_CHECKS = ("Feature Drift", "Property Drift", "Image Property Drift")
+#: Deepchecks' whole-sample drift checks (a domain classifier on features / embeddings)
+MULTIVARIATE_CHECKS = ("Multivariate Drift", "Text Embeddings Drift", "Image Dataset Drift")
 #: z-score of a shift at which it counts half (fully from NOISE_Z + 1, not below NOISE_Z - 1)
 NOISE_Z = 3.0
 #: a feature counts as drifted when its unweighted score reaches this
@@ -60,6 +67,8 @@ def two_sample_noise(n_train: int, n_test: int) -> float:
 
 
 def importance_weight(artifact, feature: str) -> float:
+    if feature in artifact.dataset.property_names:
+        return PROPERTY_WEIGHT
     importances = artifact.model.feature_importances
     if not importances:
         return UNKNOWN_WEIGHT
@@ -142,7 +151,7 @@ def _column_drift(artifact):
     skipped = _skipped_columns(artifact)
     unseen = dataset.comparison.unseen_category_fraction if dataset.comparison else {}
     found = []
-    for name in dataset.feature_names:
+    for name in [*dataset.feature_names, *dataset.property_names]:
         if name in skipped:
             continue
         train, test = dataset.train.column(name), dataset.test.column(name)
@@ -175,11 +184,14 @@ def _column_drift(artifact):
 
 
 def _check_drift(artifact):
-    """Per-feature Deepchecks drift scores beyond the noise floor, weighted by importance."""
-    check = artifact.check("Feature Drift")
+    """Per-feature (or per-property) Deepchecks drift scores beyond the noise floor,
+    weighted by importance."""
+    check = next(filter(None, map(artifact.check, COLUMN_DRIFT_CHECKS)), None)
     if check is None or check.outcome in ("errored", "skipped") or not check.values:
         return check, []
-    features = set(artifact.dataset.feature_names) - _skipped_columns(artifact)
+    dataset = artifact.dataset
+    features = set(dataset.feature_names) | set(dataset.property_names)
+    features -= _skipped_columns(artifact)
     noise = two_sample_noise(effective_rows(artifact, "train"), effective_rows(artifact, "test"))
     found = []
     for name, drift in check.values.items():
@@ -260,7 +272,34 @@ class FeatureDrift(Rule):
         "weak_segment",
         "poor_calibration",
     )
-    checks = ("Feature Drift", "Multivariate Drift")
+    checks = COLUMN_DRIFT_CHECKS + MULTIVARIATE_CHECKS
+    modality_fixes = {
+        "text": (
+            "Check that train and test texts come from the same source, period and pipeline: "
+            "the same platform, language, template and cleaning (a new source, a scraper that "
+            "now keeps HTML, or a truncation on one side shows up as a shifted text property).",
+            "If the split was not random, re-split with shuffling and stratification; if the "
+            "shift is real (new product line, new channel), label texts from the new domain "
+            "and add them to training.",
+            "Make the model robust to the shift: normalise texts the same way at training and "
+            "inference, and fine-tune or retrain on a mix of both domains (domain-adaptive "
+            "training); data augmentation (back-translation, paraphrases) widens coverage.",
+            "Monitor text properties (length, language, share of unknown tokens) and embedding "
+            "drift in production and retrain when they move.",
+        ),
+        "image": (
+            "Standardise the acquisition protocol: the same camera, exposure, white balance, "
+            "lighting and resolution for training and production images (a new device or "
+            "light setting shows up as brightness, contrast or colour-channel drift).",
+            "Normalise images the same way everywhere: per-channel mean/std normalisation, "
+            "histogram equalisation or colour constancy in the preprocessing that both "
+            "training and inference run.",
+            "Train with augmentation covering the shift (brightness/contrast jitter, colour "
+            "jitter, blur), and add labelled images from the new acquisition conditions.",
+            "Monitor image properties (brightness, contrast, colour intensities) in "
+            "production and retrain or recalibrate when they drift.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         drifted = _column_drift(artifact)
@@ -268,8 +307,9 @@ class FeatureDrift(Rule):
             return
         score, facts = drifted[0]
         n_drifted = sum(1 for _, f in drifted if f["raw"] >= DRIFTED)
+        n_columns = len(artifact.dataset.feature_names) + len(artifact.dataset.property_names)
         if n_drifted >= 3:  # several features moving together: another population
-            score += 0.1 if n_drifted >= 0.3 * len(artifact.dataset.feature_names) else 0.05
+            score += 0.1 if n_drifted >= 0.3 * n_columns else 0.05
         score *= performance_factor(artifact)
         if score < 0.05:
             return
@@ -285,7 +325,7 @@ class FeatureDrift(Rule):
                 f"but {facts['top_test']:.0%} of test"
             )
         detail += (
-            f"; {n_drifted} of {len(artifact.dataset.feature_names)} features drift beyond noise"
+            f"; {n_drifted} of {n_columns} {'properties and features' if artifact.dataset.property_names else 'features'} drift beyond noise"
         )
         yield self.signal(
             "dataset",
@@ -294,7 +334,7 @@ class FeatureDrift(Rule):
             detail=detail,
             value=facts.get("shift"),
             n_drifted=n_drifted,
-            n_features=len(artifact.dataset.feature_names),
+            n_features=n_columns,
             **facts,
         )
 
@@ -312,7 +352,7 @@ class FeatureDrift(Rule):
                     drift=facts["drift"],
                     n_drifted_check=len(drifted),
                 )
-        multi = artifact.check("Multivariate Drift")
+        multi = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
         if multi is None or multi.outcome != "not_passed":
             return
         drift = _multivariate(multi)
@@ -321,7 +361,7 @@ class FeatureDrift(Rule):
         noise = 1.0 / math.sqrt(effective_rows(artifact, "test"))
         # the domain classifier's most useful feature: the drift matters as much as the
         # model relies on it
-        features = set(artifact.dataset.feature_names)
+        features = set(artifact.dataset.feature_names) | set(artifact.dataset.property_names)
         ranked = sorted(
             ((v, k) for k, v in multi.values.items() if k in features and v is not None),
             reverse=True,
@@ -337,6 +377,11 @@ class FeatureDrift(Rule):
     def title(self, signals, artifact):
         feature = self.fact(signals, "feature")
         shift = self.fact(signals, "shift")
+        if feature in artifact.dataset.property_names:
+            what = {"text": "Text", "image": "Image"}.get(artifact.modality, "Derived")
+            label = f"{what} property {feature!r}"
+        else:
+            label = f"Feature {feature!r}"
         kind = self.fact(signals, "kind")
         n = self.fact(signals, "n_drifted")
         more = f" ({n} of {self.fact(signals, 'n_features')} features drift)" if n and n > 1 else ""
@@ -345,11 +390,11 @@ class FeatureDrift(Rule):
             if shift >= 0.3 or not (0.5 < spread < 2.0):
                 if shift >= 0.3:
                     return (
-                        f"Feature {feature!r} shifted by {shift:.1f} training standard deviations "
+                        f"{label} shifted by {shift:.1f} training standard deviations "
                         f"between train and test{more}"
                     )
                 return (
-                    f"The spread of feature {feature!r} changed {spread:.1f}x between train "
+                    f"The spread of {label[0].lower() + label[1:]} changed {spread:.1f}x between train "
                     f"and test{more}"
                 )
         if feature and kind == "categorical":
@@ -360,7 +405,7 @@ class FeatureDrift(Rule):
             )
         drift = self.fact(signals, "drift")
         if feature and drift is not None:
-            return f"Feature {feature!r} drifts between train and test (drift score {drift:.2f})"
+            return f"{label} drifts between train and test (drift score {drift:.2f})"
         multi = self.fact(signals, "multivariate")
         if multi is not None:
             return f"Train and test are told apart by a classifier (multivariate drift {multi:.2f})"

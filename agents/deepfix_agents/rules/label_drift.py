@@ -55,6 +55,25 @@ class LabelDrift(Rule):
         "class_imbalance",
     )
     checks = ("Label Drift",)
+    modality_fixes = {
+        "text": (
+            "Re-split with stratification on the label (`train_test_split(..., "
+            "stratify=df.label)`) so both splits keep the same class shares.",
+            "If the test texts come from another period or channel, check whether the class "
+            "shares really moved (e.g. more complaints after a release) and label a sample "
+            "of the new data to train on.",
+            "Report per-class metrics (precision/recall per class) and re-tune the decision "
+            "threshold for the deployment class shares.",
+        ),
+        "image": (
+            "Re-split with stratification on the label so both splits keep the same class "
+            "shares; when images come in capture sessions, use `StratifiedGroupKFold`.",
+            "If the new images come from another site or device, check whether the class mix "
+            "really changed and collect labelled images from that site.",
+            "Report per-class metrics and re-weight or re-threshold for the deployment class "
+            "shares.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset

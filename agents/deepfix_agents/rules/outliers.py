@@ -95,10 +95,28 @@ class Outliers(Rule):
         "degenerate_predictions",
     )
     checks = ("Outlier Sample Detection",)
+    modality_fixes = {
+        "text": (
+            "Look at the outlying texts (empty strings, texts hundreds of times longer than "
+            "the rest, boilerplate, other languages) and drop or fix them at the source.",
+            "Bound the input at training and inference the same way: strip markup, truncate "
+            "to the model's length, and refuse empty texts with a clear error.",
+            "If such texts are genuine, add enough of them to training so the model learns "
+            "them, and monitor their share in production.",
+        ),
+        "image": (
+            "Look at the outlying images (blank, saturated, corrupted, wrong orientation, "
+            "another object altogether) and remove or re-acquire them.",
+            "Add a quality gate at acquisition and inference: reject images whose brightness, "
+            "contrast or sharpness fall outside the training range.",
+            "If such images are genuine (night shots, glare), add labelled examples of them "
+            "and train with matching augmentation (brightness/contrast jitter, blur).",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
-        features = set(dataset.feature_names)
+        features = set(dataset.feature_names) | set(dataset.property_names)
         sensitive = artifact.model.scale_sensitive
         for split in (dataset.train, dataset.test):
             if split is None:

@@ -212,6 +212,14 @@ class PredictionDrift(Rule):
                 check, score=score, confidence=0.7, drift=drift, label_shift=label_shift
             )
 
+    def explains_for(self, artifact):
+        """On text and images, drifting properties are measured on the content itself: they
+        are the acquisition-level cause and the shifted outputs their consequence, so
+        here prediction drift does not claim feature drift (feature drift folds it in)."""
+        if artifact.dataset.property_names:
+            return tuple(c for c in self.explains if c != "feature_drift")
+        return self.explains
+
     def title(self, signals, artifact):
         kind = self.fact(signals, "kind")
         if kind == "share":

@@ -38,6 +38,27 @@ class TrainTestOverlap(Rule):
     )
     explains = ("duplicate_samples", "conflicting_labels")
     checks = ("Train Test Samples Mix",)
+    modality_fixes = {
+        "text": (
+            "De-duplicate the corpus on normalised text (lower-case, no punctuation, collapsed "
+            "whitespace) *before* splitting, then split again; re-evaluate on the clean test "
+            "set.",
+            "Split by source so that all texts of one author, thread, product or document "
+            "land on one side (`GroupShuffleSplit(groups=df.author_id)`); near-identical "
+            "texts from one source leak just like exact copies.",
+            "Check for near-duplicates across the split too (MinHash or embedding cosine "
+            "similarity > 0.95) and drop them from the test set.",
+        ),
+        "image": (
+            "De-duplicate images by content hash (and perceptual hash for re-encoded copies) "
+            "*before* splitting, then split again and re-evaluate.",
+            "Split by capture: all images of one patient, scene, camera session or object "
+            "land on one side (`GroupShuffleSplit(groups=df.session_id)`); burst shots and "
+            "crops of one frame leak like copies.",
+            "Keep a frozen, de-duplicated test set and check every new training batch "
+            "against its hashes.",
+        ),
+    }
 
     def detect_dataset(self, artifact):
         comparison = artifact.dataset.comparison
@@ -48,7 +69,11 @@ class TrainTestOverlap(Rule):
             "dataset",
             score=interp(share, OVERLAP_SCORE),
             confidence=0.95,
-            detail=f"{pct(share)} of test rows have an identical feature row in train",
+            detail=(
+                f"{pct(share)} of test {self.samples(artifact)} have an identical "
+                f"{'(normalised) copy' if artifact.dataset.content_column else 'feature row'} "
+                "in train"
+            ),
             value=share,
             share=share,
         )
@@ -61,8 +86,11 @@ class TrainTestOverlap(Rule):
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)
         if share >= 0.999:
-            return "The evaluation data is the training data: every test row appears in train"
-        return f"{pct(share)} of test rows also appear in the training data"
+            return (
+                "The evaluation data is the training data: every test "
+                f"{self.samples(artifact)[:-1]} appears in train"
+            )
+        return f"{pct(share)} of test {self.samples(artifact)} also appear in the training data"
 
     def explanation(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)
