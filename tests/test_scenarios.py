@@ -26,7 +26,10 @@ from mlflow_deepfix.scenarios import Scenario, all_scenarios, get_scenario, regi
 from mlflow_deepfix.scenarios._base import make_data
 from mlflow_deepfix.schemas import CATEGORIES
 
-SCENARIOS = all_scenarios()
+ALL_SCENARIOS = all_scenarios()
+#: the tabular scenarios; the text and image ones (object columns of texts and pixel
+#: arrays) are measured by tests/test_text_image_scenarios.py
+SCENARIOS = [s for s in ALL_SCENARIOS if not {"text", "image"} & set(s.tags)]
 IDS = [s.id for s in SCENARIOS]
 NULL_MARKERS = {"", "N/A", "NA", "n/a", "null", "None", "nan"}
 
@@ -411,7 +414,9 @@ def test_ids_are_unique_stable_and_prefixed_by_category():
     for s in SCENARIOS:
         assert s.id.split(".")[0] == (s.expected or "clean"), s.id
         assert s.description.strip()
-    assert IDS == [s.id for s in all_scenarios()]  # stable order
+    assert [s.id for s in ALL_SCENARIOS] == [s.id for s in all_scenarios()]  # stable order
+    for s in ALL_SCENARIOS:
+        assert s.id.split(".")[0] == (s.expected or "clean"), s.id
 
 
 def test_get_scenario_and_select():
@@ -598,12 +603,13 @@ def test_run_bench_validates_arguments():
 
 
 def test_bench_end_to_end_through_the_real_evaluator(tmp_path):
-    """Three scenarios through mlflow.models.evaluate(evaluators=["deepfix"]) on a real
+    """Four scenarios (one of images) through mlflow.models.evaluate(evaluators=["deepfix"]) on a real
     SQLite store, with the Deepchecks baseline read back from the same runs."""
     chosen = [
         get_scenario("train_test_overlap.breast_cancer_40pct"),
         get_scenario("target_leakage.breast_cancer_biopsy_score"),
         get_scenario("clean.breast_cancer_random_forest"),
+        get_scenario("feature_drift.image_faded_scanner"),
     ]
     uri = f"sqlite:///{(tmp_path / 'mlflow.db').as_posix()}"
     report = bench.run_bench(
@@ -622,5 +628,8 @@ def test_bench_end_to_end_through_the_real_evaluator(tmp_path):
         "train_test_overlap" in by_id["train_test_overlap.breast_cancer_40pct"].baseline_categories
     )
     assert by_id["clean.breast_cancer_random_forest"].n_medium_or_worse == 0
-    assert report.deepfix.n_buggy == 2 and report.baseline is not None
+    # an image scenario: its raw Deepchecks failures are read with the vision mapping
+    assert by_id["feature_drift.image_faded_scanner"].rank == 1
+    assert "feature_drift" in by_id["feature_drift.image_faded_scanner"].baseline_categories
+    assert report.deepfix.n_buggy == 3 and report.baseline is not None
     assert "top-1 accuracy" in bench.format_table(report)

@@ -26,8 +26,9 @@ from mlflow_deepfix.scenarios._base import (
 )
 
 #: Importing these modules registers their scenarios, in this (stable) order: the
-#: layers of CONTRACT.md section 5, then the clean controls.
-SCENARIO_MODULES = ("data", "split", "model", "clean")
+#: layers of CONTRACT.md section 5, then the clean controls, then the text and image
+#: scenarios (each module with its own clean controls).
+SCENARIO_MODULES = ("data", "split", "model", "clean", "text", "image")
 for _module in SCENARIO_MODULES:
     import_module(f"mlflow_deepfix.scenarios.{_module}")
 
@@ -44,7 +45,7 @@ __all__ = [
 
 def all_scenarios() -> list[Scenario]:
     """Every registered scenario: the shipped ones in a stable order (data, split,
-    model layers, then clean controls), followed by any registered later."""
+    model layers, clean controls, then text and image), followed by any registered later."""
     return registered()
 
 

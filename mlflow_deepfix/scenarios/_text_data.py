@@ -413,10 +413,15 @@ def scrape_damage(texts: pd.Series, seed: int, share: float) -> pd.Series:
     return out
 
 
-def text_model(seed: int, text_col: str = TEXT_COL, C: float = 2.0) -> Pipeline:
+def text_model(seed: int, text_col: str = TEXT_COL, C: float = 20.0) -> Pipeline:
     """The healthy text model: word uni- and bigram TF-IDF on ``text_col`` (other
     columns dropped) and a logistic regression. A single column *name* makes the
-    ColumnTransformer pass a 1-D series of strings, as TfidfVectorizer expects."""
+    ColumnTransformer pass a 1-D series of strings, as TfidfVectorizer expects.
+
+    ``C`` is weak regularisation on purpose: with the default ``C=1`` (and still at 2)
+    the probabilities on these unit-length TF-IDF vectors are far too timid (expected
+    calibration error 0.13-0.18 on the clean splits, against 0.04-0.06 at 20, for the
+    same accuracy), which a clean control must not show."""
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
     return Pipeline(
         [

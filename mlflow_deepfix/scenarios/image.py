@@ -70,7 +70,7 @@ def _clean_digits(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "image.duplicate_samples_augmentation_copies",
+    "duplicate_samples.image_augmentation_copies",
     "duplicate_samples",
     "An augmentation step meant to jitter the training images wrote 30% of them a second "
     "time unchanged, so about 23% of the training rows are exact copies of another row.",
@@ -84,7 +84,7 @@ def _dup_digits(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "image.conflicting_labels_relabelled_copies",
+    "conflicting_labels.image_relabelled_copies",
     "conflicting_labels",
     "A second labelling pass with shifted label ids was merged in: 12% of the training images "
     "appear again under the next digit's label, so about 22% of the training rows share their "
@@ -112,7 +112,7 @@ def _dead_frame(seed: int, saturated: bool):
 
 
 @scenario(
-    "image.outliers_dead_sensor_frames",
+    "outliers.image_dead_sensor_frames",
     "outliers",
     "10% of all scans (in both splits) came from a failing sensor and are almost blank "
     "(near 0) or saturated (near 16) frames, still carrying their original digit label.",
@@ -135,7 +135,7 @@ RARE_KEEP = 0.06
 
 
 @scenario(
-    "image.class_imbalance_rare_digits",
+    "class_imbalance.image_rare_digits",
     "class_imbalance",
     "Digits 3, 8 and 9 were mostly lost in collection: only 6% of their scans remain (under "
     "1% of the rows each) and the model is trained without class weights.",
@@ -154,7 +154,7 @@ def _imbalance_digits(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "image.train_test_overlap_40pct",
+    "train_test_overlap.image_40pct",
     "train_test_overlap",
     "40% of the test images are copies of training images (the test folder was assembled "
     "from a directory that also fed training).",
@@ -171,7 +171,7 @@ DRIFT_DIGITS = (1, 4, 7)
 
 
 @scenario(
-    "image.label_drift_three_digits",
+    "label_drift.image_three_digits",
     "label_drift",
     "The test batch comes from a form whose fields hold mostly 1, 4 and 7: those three digits "
     "make 80% of the test images, against 30% in the stratified training split.",
@@ -196,7 +196,7 @@ FADED_OFFSET, FADED_GAIN = 3.0, 0.7
 
 
 @scenario(
-    "image.feature_drift_faded_scanner",
+    "feature_drift.image_faded_scanner",
     "feature_drift",
     "The test scans come from a new scanner with a grey background and faded ink: every test "
     "image is 3 + 0.7 x the original (mean brightness up by a third, contrast down by 30%), "

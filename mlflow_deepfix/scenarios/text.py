@@ -91,7 +91,7 @@ def _variant(text: str, style: int) -> str:
 
 
 @scenario(
-    "text.duplicate_samples_rescraped_reviews",
+    "duplicate_samples.text_rescraped_reviews",
     "duplicate_samples",
     "A re-run scraper appended 30% of the training reviews a second time, half of the copies "
     "verbatim and half as case or punctuation variants, so about 23% of the training rows "
@@ -113,7 +113,7 @@ def _dup_reviews(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "text.conflicting_labels_second_annotator",
+    "conflicting_labels.text_second_annotator",
     "conflicting_labels",
     "12% of the training reviews were labelled again by a second annotator with the opposite "
     "sentiment and both copies kept: about 22% of the training rows share their exact text "
@@ -129,7 +129,7 @@ def _conflict_reviews(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "text.data_type_issues_html_mojibake",
+    "data_type_issues.text_html_mojibake",
     "data_type_issues",
     "60% of the test reviews come from a broken scraper: HTML markup and &nbsp; entities, "
     "mojibake ('Â' glued to most words, 'â˜…' for star ratings) and emoji, so many "
@@ -147,7 +147,7 @@ def _dtype_reviews(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "text.train_test_overlap_40pct",
+    "train_test_overlap.text_40pct",
     "train_test_overlap",
     "40% of the test reviews are copies of training reviews (the evaluation file was sampled "
     "from the same dump that fed training).",
@@ -160,7 +160,7 @@ def _overlap_reviews(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "text.label_drift_complaints_week",
+    "label_drift.text_complaints_week",
     "label_drift",
     "The test reviews were collected in a week of delivery problems: about 85% negative, "
     "against a "
@@ -174,7 +174,7 @@ def _label_drift_reviews(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "text.feature_drift_forum_posts",
+    "feature_drift.text_forum_posts",
     "feature_drift",
     "The model was trained on short shop reviews (1-4 sentences) but is evaluated on forum "
     "posts about the same products and films: 8-14 rambling sentences, half of them shouted "

@@ -384,7 +384,8 @@ class FeatureDrift(Rule):
             label = f"Feature {feature!r}"
         kind = self.fact(signals, "kind")
         n = self.fact(signals, "n_drifted")
-        more = f" ({n} of {self.fact(signals, 'n_features')} features drift)" if n and n > 1 else ""
+        columns = "properties and features" if artifact.dataset.property_names else "features"
+        more = f" ({n} of {self.fact(signals, 'n_features')} {columns} drift)" if n and n > 1 else ""
         if feature and kind == "numeric":
             spread = self.fact(signals, "spread") or 1.0
             if shift >= 0.3 or not (0.5 < spread < 2.0):

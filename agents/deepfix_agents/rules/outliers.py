@@ -11,6 +11,10 @@ FRACTION_SCORE = ((0.005, 0.0), (0.01, 0.2), (0.02, 0.35), (0.05, 0.55), (0.1, 0
 #: Natural heavy tails reach ~30; unit errors and sentinel codes (9999) reach hundreds.
 EXTREMENESS_FACTOR = ((5.0, 0.3), (20.0, 0.6), (100.0, 1.0))
 UNKNOWN_EXTREMENESS_FACTOR = 0.6
+#: an image property (brightness, contrast, sharpness, ...) is bounded, so its outliers
+#: are never far in magnitude; an image 5 IQRs from the bulk is still another kind of
+#: image (blank, saturated, corrupt frame), so its extremeness counts at least this much
+IMAGE_PROPERTY_EXTREMENESS = 0.8
 #: added to the base when the model is scale-sensitive (linear, distance-based)
 SCALE_SENSITIVE_BONUS = 0.1
 #: added per further affected column (>= 1% outliers), up to MAX_COLUMN_BONUS
@@ -83,7 +87,9 @@ class Outliers(Rule):
         "10% -> 0.7, 20% -> 0.8; +0.1 for a scale-sensitive model, +0.05 per further affected "
         "column (up to +0.1); the sum is multiplied by how extreme the values are (max - median "
         "over median - 1st percentile): <= 5 -> x0.3, 20 -> x0.6, >= 100 -> x1.0, so heavy but "
-        "natural tails stay low and unit errors or sentinel codes count fully. Infinite values: "
+        "natural tails stay low and unit errors or sentinel codes count fully; image properties "
+        "(bounded: brightness, contrast, ...) count at least x0.8. Text and image properties "
+        "are judged like features. Infinite values: "
         "0.6; a crash on them: 0.85. Deepchecks' Outlier Sample Detection (share of rows with "
         "LoOP probability >= 0.7) only corroborates what the statistics found (at most 0.3)."
     )
@@ -138,6 +144,8 @@ class Outliers(Rule):
                     if ratio is None
                     else interp(ratio, EXTREMENESS_FACTOR)
                 )
+                if artifact.modality == "image" and column.name in dataset.property_names:
+                    factor = max(factor, IMAGE_PROPERTY_EXTREMENESS)
                 bonus = (SCALE_SENSITIVE_BONUS if sensitive else 0.0) + min(
                     COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS
                 )
@@ -145,7 +153,8 @@ class Outliers(Rule):
             if scored:
                 score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
                 detail = (
-                    f"{pct(column.outlier_fraction)} of {split.name} rows of {column.name!r} lie "
+                    f"{pct(column.outlier_fraction)} of {split.name} {self.samples(artifact)} "
+                    f"have {column.name!r} values that lie "
                     f"beyond 5 IQRs (median {column.q50:.4g}, max {column.max:.4g})"
                 )
                 if len(affected) > 1:
@@ -226,6 +235,10 @@ class Outliers(Rule):
         if column is not None and "inf_column" not in strongest.facts:
             share, n = self.fact(signals, "share", 0.0), self.fact(signals, "n_columns", 1)
             more = f" (and {n - 1} more feature(s))" if n > 1 else ""
+            if column in artifact.dataset.property_names:
+                what = self.samples(artifact)
+                more = f" (and {n - 1} more properties)" if n > 1 else ""
+                return f"{pct(share)} of {what} are extreme outliers in {column!r}{more}"
             return f"{pct(share)} of {column!r} values are extreme outliers{more}"
         inf_column = self.fact(signals, "inf_column")
         if inf_column is not None:
