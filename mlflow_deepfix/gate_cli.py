@@ -114,6 +114,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         help=f"comma-separated subset of {','.join(SUITES)} (default: all)",
     )
+    parser.add_argument(
+        "--text-col", default=None, help="text modality: the column holding the raw text"
+    )
+    parser.add_argument(
+        "--image-col",
+        default=None,
+        help="image modality: the column holding image file paths (tables hold no arrays)",
+    )
     parser.add_argument("--experiment", default=None, help="experiment name for the gate run")
     parser.add_argument(
         "--tracking-uri",
@@ -156,6 +164,9 @@ def _run(args: argparse.Namespace) -> Any:
     evaluator_config = {}
     if args.suites:
         evaluator_config["suites"] = [s.strip() for s in args.suites.split(",") if s.strip()]
+    for key in ("text_col", "image_col"):
+        if getattr(args, key):
+            evaluator_config[key] = getattr(args, key)
     return gate(
         args.model_uri,
         args.data,

@@ -655,3 +655,37 @@ def test_rate_thresholds_refuse_through_the_cli(
     assert "deepfix_negative_flip_rate" in out and "deepfix_repair_rate" in out
     assert "repair rate 73.7% (14/19), negative flip rate 1.3% (2/152)" in out
     assert _alias("bc-gate", "champion") == champion_before
+
+
+def test_text_model_is_gated_through_the_cli_with_text_col(registry, tmp_path, capsys):
+    """A text classifier whose training set holds 40% of the evaluation reviews: the CLI's
+    --text-col makes the gate evaluate it as text and refuse it on the overlap."""
+    from sklearn.model_selection import train_test_split
+
+    from mlflow_deepfix.scenarios._text_data import make_reviews, text_model
+
+    frame = make_reviews(700, seed=0).drop(columns=["topic"])
+    train, test = train_test_split(frame, test_size=0.3, random_state=0)
+    train = pd.concat([train, test.sample(frac=0.4, random_state=0)]).reset_index(drop=True)
+    model = text_model(0).fit(train[["review"]], train["sentiment"])
+    with mlflow.start_run(run_name="train text"):
+        info = mlflow.sklearn.log_model(
+            model, name="model", serialization_format="cloudpickle",
+            registered_model_name="reviews-gate",
+        )
+    test.to_csv(tmp_path / "test.csv", index=False)
+    train.to_csv(tmp_path / "train.csv", index=False)
+    code = main(
+        [
+            "gate", "--tracking-uri", registry,
+            "--model-uri", f"models:/reviews-gate/{info.registered_model_version}",
+            "--data", str(tmp_path / "test.csv"), "--train-data", str(tmp_path / "train.csv"),
+            "--target", "sentiment", "--model-type", "classifier", "--text-col", "review",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "[critical] train_test_overlap" in out
+    tags = _version("reviews-gate", info.registered_model_version).tags
+    findings = mlflow.artifacts.load_dict(f"runs:/{tags['deepfix.run_id']}/deepfix/findings.json")
+    assert findings["modality"] == "text"

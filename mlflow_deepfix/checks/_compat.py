@@ -26,6 +26,7 @@ scikit-learn patches whose breakage predates it are applied (``sklearn_mse_squar
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -35,7 +36,8 @@ import logging
 import re
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -427,6 +429,67 @@ def _modules_to_load() -> list[str]:
     ]
 
 
+@contextlib.contextmanager
+def _pkg_resources_during_import() -> Iterator[None]:
+    """While Deepchecks is imported, and only then, provide :func:`_pkg_resources_shim`
+    as ``pkg_resources`` when no real one is installed (recorded in :data:`STATE`)."""
+    shim = _pkg_resources_missing()
+    STATE.pkg_resources_shim = shim
+    if shim:
+        STATE.needed.append("pkg_resources_shim")
+        sys.modules["pkg_resources"] = _pkg_resources_shim()
+    try:
+        yield
+    finally:
+        if shim:
+            # Deepchecks keeps its own references; nobody else should find the shim.
+            del sys.modules["pkg_resources"]
+
+
+def install(
+    patches: Sequence[Patch],
+    modules: Sequence[str],
+    *,
+    preloaded_warning: str,
+    log: logging.Logger = logger,
+    during_import: Callable[[], AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> list[Patch]:
+    """Apply the needed ones of ``patches`` while importing ``modules``; return them.
+
+    The one procedure behind the tabular, text (:mod:`._compat_text`) and image
+    (:mod:`._compat_image`) ``apply`` functions, so that the three Deepchecks packages
+    are patched, and recorded in :data:`STATE`, the same way: pick the patches whose
+    ``needed()`` is true and add their names to ``STATE.needed``; warn (``log``,
+    ``preloaded_warning`` with one ``%s`` for the module names) about edited modules
+    already in ``sys.modules``, which the edits can no longer reach; with the import
+    hook in ``sys.meta_path`` (and inside ``during_import()``), import ``modules`` and
+    then every edited module; remove the hook; run each patch's ``after_import`` and
+    record it in ``STATE.edited``. Idempotence and locking are the callers' business.
+    """
+    needed = [p for p in patches if p.needed()]
+    STATE.needed.extend(p.name for p in needed if p.name not in STATE.needed)
+    edits: dict[str, list[tuple[str, SourceEdit]]] = {}
+    for patch in needed:
+        for edit in patch.edits:
+            edits.setdefault(edit.module, []).append((patch.name, edit))
+    preloaded = sorted(m for m in edits if m in sys.modules)
+    if preloaded:
+        log.warning(preloaded_warning, ", ".join(preloaded))
+    with during_import():
+        finder = _PatchFinder(edits)
+        sys.meta_path.insert(0, finder)
+        try:
+            for name in (*modules, *sorted(edits)):
+                importlib.import_module(name)
+        finally:
+            sys.meta_path.remove(finder)
+    for patch in needed:
+        if patch.after_import is not None:
+            patch.after_import()
+            STATE.edited.setdefault(patch.name, []).append("after_import")
+    return needed
+
+
 def apply() -> CompatState:
     """Apply the needed patches and import Deepchecks' tabular package. Idempotent.
 
@@ -436,38 +499,13 @@ def apply() -> CompatState:
     """
     if STATE.applied:
         return STATE
-    needed = [p for p in PATCHES if p.needed()]
-    STATE.needed = [p.name for p in needed]
-    edits: dict[str, list[tuple[str, SourceEdit]]] = {}
-    for patch in needed:
-        for edit in patch.edits:
-            edits.setdefault(edit.module, []).append((patch.name, edit))
-    preloaded = sorted(m for m in edits if m in sys.modules)
-    if preloaded:
-        logger.warning(
-            "deepchecks compat: %s already imported before mlflow_deepfix.checks; import "
-            "mlflow_deepfix.checks first so that Deepchecks can be patched", ", ".join(preloaded)
-        )
-
-    shim = _pkg_resources_missing()
-    STATE.pkg_resources_shim = shim
-    if shim:
-        STATE.needed.append("pkg_resources_shim")
-        sys.modules["pkg_resources"] = _pkg_resources_shim()
-    finder = _PatchFinder(edits)
-    sys.meta_path.insert(0, finder)
-    try:
-        for name in _modules_to_load() + sorted(edits):
-            importlib.import_module(name)
-    finally:
-        sys.meta_path.remove(finder)
-        if shim:
-            # Deepchecks keeps its own references; nobody else should find the shim.
-            del sys.modules["pkg_resources"]
-    for patch in needed:
-        if patch.after_import is not None:
-            patch.after_import()
-            STATE.edited.setdefault(patch.name, []).append("after_import")
+    STATE.needed = []
+    install(
+        PATCHES, _modules_to_load(),
+        preloaded_warning="deepchecks compat: %s already imported before mlflow_deepfix.checks; "
+        "import mlflow_deepfix.checks first so that Deepchecks can be patched",
+        during_import=_pkg_resources_during_import,
+    )
     STATE.applied = True
     logger.debug("deepchecks compat: needed %s, applied %s", STATE.needed, sorted(STATE.edited))
     return STATE

@@ -30,14 +30,12 @@ imports torch, which the tabular path must not.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
-import sys
 import threading
 
 from mlflow_deepfix.checks import _compat
-from mlflow_deepfix.checks._compat import STATE, Patch, SourceEdit, _PatchFinder
+from mlflow_deepfix.checks._compat import Patch, SourceEdit
 
 logger = logging.getLogger(__name__)
 
@@ -96,26 +94,10 @@ def apply() -> None:
             return
         os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
         _compat.apply()
-        needed = [p for p in IMAGE_PATCHES if p.needed()]
-        edits: dict[str, list[tuple[str, SourceEdit]]] = {}
-        for patch in needed:
-            for edit in patch.edits:
-                edits.setdefault(edit.module, []).append((patch.name, edit))
-        preloaded = sorted(m for m in edits if m in sys.modules)
-        if preloaded:
-            logger.warning("deepchecks compat: %s already imported before the image checks "
-                           "patched it; the vision checks may fail", ", ".join(preloaded))
-        finder = _PatchFinder(edits)
-        sys.meta_path.insert(0, finder)
-        try:
-            for name in (*_MODULES, *sorted(edits)):
-                importlib.import_module(name)
-        finally:
-            sys.meta_path.remove(finder)
-        for patch in needed:
-            if patch.name not in STATE.needed:
-                STATE.needed.append(patch.name)
-            if patch.after_import is not None:
-                patch.after_import()
+        needed = _compat.install(
+            IMAGE_PATCHES, _MODULES, log=logger,
+            preloaded_warning="deepchecks compat: %s already imported before the image checks "
+            "patched it; the vision checks may fail",
+        )
         _applied = True
         logger.debug("deepchecks compat (vision): applied %s", [p.name for p in needed])

@@ -45,7 +45,7 @@ import sys
 from functools import lru_cache
 
 from mlflow_deepfix.checks import _compat
-from mlflow_deepfix.checks._compat import STATE, Patch, SourceEdit, _PatchFinder
+from mlflow_deepfix.checks._compat import Patch, SourceEdit
 
 logger = logging.getLogger(__name__)
 
@@ -154,28 +154,10 @@ def apply() -> None:
     if _applied:
         return
     _compat.apply()
-    needed = [p for p in TEXT_PATCHES if p.needed()]
-    edits: dict[str, list[tuple[str, SourceEdit]]] = {}
-    for patch in needed:
-        for edit in patch.edits:
-            edits.setdefault(edit.module, []).append((patch.name, edit))
-    preloaded = sorted(m for m in edits if m in sys.modules)
-    if preloaded:
-        logger.warning(
-            "deepchecks nlp compat: %s already imported; import mlflow_deepfix.checks."
-            "_compat_text first so that Deepchecks can be patched", ", ".join(preloaded)
-        )
-    finder = _PatchFinder(edits)
-    sys.meta_path.insert(0, finder)
-    try:
-        for name in (*_MODULES, *sorted(edits)):
-            importlib.import_module(name)
-    finally:
-        sys.meta_path.remove(finder)
-    for patch in needed:
-        STATE.needed.append(patch.name)
-        if patch.after_import is not None:
-            patch.after_import()
-            STATE.edited.setdefault(patch.name, []).append("after_import")
+    needed = _compat.install(
+        TEXT_PATCHES, _MODULES, log=logger,
+        preloaded_warning="deepchecks nlp compat: %s already imported; import mlflow_deepfix."
+        "checks._compat_text first so that Deepchecks can be patched",
+    )
     _applied = True
     logger.debug("deepchecks nlp compat: applied %s", [p.name for p in needed])

@@ -46,7 +46,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, SUITES, CheckSpec
+from mlflow_deepfix.checks._args import validate_run_args
+from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, CheckSpec
 from mlflow_deepfix.checks._image_catalog import (
     DETECTION_ONLY,
     IMAGE_CHECK_CATALOG,
@@ -138,17 +139,7 @@ def _check_proba(proba: Any, n: int, k: int, split: str) -> np.ndarray:
 
 def _validate(inputs: ImageCheckInputs, suites: Sequence[str], sample_size: int | None,
               seed: int) -> list[str]:
-    if isinstance(suites, str):
-        raise DeepfixInputError(f"suites must be a list of suite names, got the string {suites!r}")
-    unknown = [s for s in suites if s not in SUITES]
-    if unknown or not suites:
-        raise DeepfixInputError(
-            f"suites must be a non-empty list of {', '.join(SUITES)}; got {list(suites)!r}")
-    if sample_size is not None and (isinstance(sample_size, bool)
-                                    or not isinstance(sample_size, int) or sample_size < 100):
-        raise DeepfixInputError(f"sample_size must be an int >= 100 or None; got {sample_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise DeepfixInputError(f"seed must be an int; got {seed!r}")
+    suites = validate_run_args(suites, sample_size, seed)
     if (inputs.train_images is None) != (inputs.train_labels is None):
         raise DeepfixInputError("train_images and train_labels must be given together")
     for split in _SPLITS:
@@ -163,7 +154,7 @@ def _validate(inputs: ImageCheckInputs, suites: Sequence[str], sample_size: int 
                                 f"'test'; got {sorted(given)}")
     if given and not inputs.classes:
         raise DeepfixInputError("classes must name the probability columns")
-    return list(dict.fromkeys(suites))
+    return suites
 
 
 # ------------------------------------------------------------------------ the plan

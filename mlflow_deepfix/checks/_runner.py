@@ -41,10 +41,10 @@ from deepchecks.tabular import Context, Dataset
 from deepchecks.tabular.base_checks import ModelOnlyCheck, SingleDatasetCheck
 from deepchecks.tabular.suites import data_integrity, model_evaluation, train_test_validation
 
+from mlflow_deepfix.checks._args import validate_run_args
 from mlflow_deepfix.checks._catalog import (
     CHECK_CATALOG,
     DATA_INTEGRITY,
-    SUITES,
     CheckSpec,
 )
 from mlflow_deepfix.checks._condense import condense
@@ -106,20 +106,9 @@ class CheckInputs:
 
 def _validate(inputs: CheckInputs, suites: Sequence[str], sample_size: int | None,
               seed: int) -> list[str]:
-    if isinstance(suites, str):
-        raise DeepfixInputError(f"suites must be a list of suite names, got the string {suites!r}")
-    unknown = [s for s in suites if s not in SUITES]
-    if unknown or not suites:
-        raise DeepfixInputError(
-            f"suites must be a non-empty list of {', '.join(SUITES)}; got {list(suites)!r}"
-        )
+    suites = validate_run_args(suites, sample_size, seed)
     if inputs.task not in TASKS:
         raise DeepfixInputError(f"task must be one of {', '.join(TASKS)}; got {inputs.task!r}")
-    if sample_size is not None and (isinstance(sample_size, bool)
-                                    or not isinstance(sample_size, int) or sample_size < 100):
-        raise DeepfixInputError(f"sample_size must be an int >= 100 or None; got {sample_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise DeepfixInputError(f"seed must be an int; got {seed!r}")
     for split, frame in (("train", inputs.train), ("test", inputs.test)):
         if frame is None:
             continue
@@ -134,7 +123,7 @@ def _validate(inputs: CheckInputs, suites: Sequence[str], sample_size: int | Non
                                     f"{list(frame.columns)[:20]}")
     if not inputs.feature_names:
         raise DeepfixInputError("feature_names must name at least one column; got []")
-    return list(dict.fromkeys(suites))
+    return suites
 
 
 # ------------------------------------------------------------------------ preparation

@@ -40,7 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, SUITES, CheckSpec
+from mlflow_deepfix.checks._args import validate_run_args
+from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, CheckSpec
 from mlflow_deepfix.checks._condense import _num, conditions_of, outcome_of
 from mlflow_deepfix.checks._text_catalog import (
     COUNTS_SAMPLES,
@@ -99,20 +100,10 @@ class TextCheckInputs:
 
 def _validate(inputs: TextCheckInputs, suites: Sequence[str], sample_size: int | None,
               seed: int) -> list[str]:
-    if isinstance(suites, str):
-        raise DeepfixInputError(f"suites must be a list of suite names, got the string {suites!r}")
-    unknown = [s for s in suites if s not in SUITES]
-    if unknown or not suites:
-        raise DeepfixInputError(
-            f"suites must be a non-empty list of {', '.join(SUITES)}; got {list(suites)!r}")
+    suites = validate_run_args(suites, sample_size, seed)
     if inputs.task not in TEXT_TASKS:
         raise DeepfixInputError(f"text checks support the tasks {', '.join(TEXT_TASKS)}; got "
                                 f"{inputs.task!r}")
-    if sample_size is not None and (isinstance(sample_size, bool)
-                                    or not isinstance(sample_size, int) or sample_size < 100):
-        raise DeepfixInputError(f"sample_size must be an int >= 100 or None; got {sample_size!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise DeepfixInputError(f"seed must be an int; got {seed!r}")
     splits = {"test": (inputs.test_texts, inputs.test_labels)}
     if inputs.train_texts is not None:
         splits["train"] = (inputs.train_texts, inputs.train_labels)
@@ -131,7 +122,7 @@ def _validate(inputs: TextCheckInputs, suites: Sequence[str], sample_size: int |
             if value is not None and len(value) != len(texts):
                 raise DeepfixInputError(f"{name}[{split!r}] has {len(value)} rows; {split} has "
                                         f"{len(texts)} texts")
-    return list(dict.fromkeys(suites))
+    return suites
 
 
 # ------------------------------------------------------------------------ preparation

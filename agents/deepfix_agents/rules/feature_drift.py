@@ -414,6 +414,24 @@ class FeatureDrift(Rule):
 
     def explanation(self, signals, artifact):
         feature = self.fact(signals, "feature")
+        if feature in artifact.dataset.property_names or (
+            feature is None and artifact.dataset.property_names
+        ):
+            what = "images" if artifact.modality == "image" else "texts"
+            which = f"{feature!r} and possibly other properties" if feature else "Their properties"
+            return (
+                f"The evaluation {what} differ from the training {what}: {which} moved beyond "
+                "what sampling noise explains. The content itself changed -- "
+                + (
+                    "another camera, exposure, lighting or scanner, or a preprocessing step "
+                    "applied on one side only"
+                    if artifact.modality == "image"
+                    else "another source, channel, style or length, or cleaning applied on one "
+                    "side only"
+                )
+                + " -- so the model meets inputs unlike those it learned from and its "
+                "predictions on them get worse."
+            )
         which = f"Feature {feature!r} and possibly others" if feature else "The input features"
         return (
             f"{which} look different in the evaluation data than in the training data, and the "
