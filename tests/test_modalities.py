@@ -170,3 +170,34 @@ def test_non_text_cells_are_refused_naming_the_row(tracking_uri, reviews):
             evaluators=["deepfix"], evaluator_config={"deepfix": {"text_col": "review"}},
         )
     assert _no_deepfix_output(run.info.run_id)
+
+
+def test_images_without_training_data_run_the_single_split_checks(tracking_uri):
+    train, test = _digits(seed=2)
+    model_uri = log_model(_image_model(train), train[["image"]].head(3))
+    _, result = _evaluate(model_uri, test, "digit", {"image_col": "image"})
+    findings = result.artifacts["deepfix_findings"].content
+    artifact = result.artifacts["deepfix_artifact_data"].content
+    assert findings["status"] == "pass"
+    assert any("Train/test checks skipped" in note for note in artifact["notes"])
+    outcomes = {c["name"]: c["outcome"] for c in findings["checks"]}
+    assert outcomes["Image Property Drift"] == "skipped"
+    assert outcomes["Image Property Outliers"] in ("passed", "not_passed")
+    assert artifact["dataset"]["train"] is None
+
+
+def test_text_model_that_cannot_predict_gives_a_schema_finding(tracking_uri, reviews):
+    train, test = reviews
+    model = text_model(0).fit(train[["review"]], train["sentiment"])
+    model_uri = log_model(model, train[["review"]].head(3))
+    renamed = {"review": "text"}
+    _, result = _evaluate(
+        model_uri, test.rename(columns=renamed), "sentiment",
+        {"text_col": "text", "train_data": train.rename(columns=renamed)},
+    )
+    findings = result.artifacts["deepfix_findings"].content
+    top = findings["findings"][0]
+    assert (top["category"], top["severity"]) == ("schema_mismatch", "critical")
+    assert "'review'" in top["title"]
+    skipped = {c["name"] for c in findings["checks"] if c["outcome"] == "skipped"}
+    assert "Train Test Performance" in skipped  # model checks need predictions
