@@ -16,6 +16,13 @@ def _minority(distribution: dict[str, float]) -> tuple[str, float] | None:
     return label, share
 
 
+def binary_equivalent(share: float, n_classes: int) -> float:
+    """The rarest class's share scaled to a two-class problem: ``share * k / 2``. With k
+    balanced classes every class holds 1/k, so 9.7% of ten digits is as balanced as 48.5%
+    of two classes, while 2% of three classes is as rare as 3% of two."""
+    return share * max(n_classes, 2) / 2.0
+
+
 def _corrected(artifact) -> bool:
     params = artifact.model.hyperparameters
     weight = params.get("class_weight")
@@ -48,8 +55,10 @@ class ClassImbalance(Rule):
         "training split only (e.g. imbalanced-learn's `RandomOverSampler` inside a pipeline).",
     )
     severity_policy = (
-        "Base score from the rarest class's share of train: 1% -> 0.6, 3% -> 0.5, 5% -> 0.4, "
-        "10% -> 0.25, >= 20% -> 0. Halved when the model sets class weights. +0.3 when the "
+        "Base score from the rarest class's share of train, scaled to two classes (share x k "
+        "/ 2 for k classes, so a balanced 10-class problem scores 0): 1% -> 0.6, 3% -> 0.5, "
+        "5% -> 0.4, 10% -> 0.25, >= 20% -> 0. Halved when the model sets class weights. +0.3 "
+        "when the "
         "model predicts the rare class for under a quarter of its true share on test (impact)."
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
@@ -81,7 +90,7 @@ class ClassImbalance(Rule):
         if found is None:
             return
         label, share = found
-        score = interp(share, MINORITY_SCORE)
+        score = interp(binary_equivalent(share, len(split.label_distribution)), MINORITY_SCORE)
         if score <= 0:
             return
         corrected = _corrected(artifact)
