@@ -126,6 +126,9 @@ def test_text_conflicting_labels_found_with_text_fixes(tracking_uri, reviews):
     assert checks["Unknown Tokens"]["outcome"] in ("passed", "not_passed")
     artifact = result.artifacts["deepfix_artifact_data"].content
     assert "text_length" in artifact["dataset"]["property_names"]
+    report = result.artifacts["deepfix_report"].content
+    assert "Content column" in report and "text_length" in report
+    assert "&lt;/br&gt;" not in report  # Deepchecks' HTML line breaks become spaces
     # no raw text in the artifact data
     dumped = json.dumps(artifact)
     assert all(review not in dumped for review in test["review"].head(20))

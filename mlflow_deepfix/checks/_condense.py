@@ -382,14 +382,19 @@ CONDENSERS: dict[str, Callable[[Any], Condensed]] = {
 }
 
 
+#: Deepchecks writes line breaks into some condition texts as HTML; the report escapes
+#: every string, so they would show as literal tags
+_HTML_BREAK = re.compile(r"\s*</?br\s*/?>\s*", re.IGNORECASE)
+
+
 def conditions_of(result: Any, suffix: str = "") -> list[ConditionResult]:
-    """Each condition's name, PASS/WARN/FAIL/ERROR status and details."""
+    """Each condition's name, PASS/WARN/FAIL/ERROR status and details (plain text)."""
     out = []
     for condition in getattr(result, "conditions_results", None) or []:
         status = _STATUS.get(str(getattr(condition.category, "name", condition.category)),
                              "ERROR")
         out.append(ConditionResult(name=f"{condition.name}{suffix}", status=status,
-                                   details=str(condition.details or "")))
+                                   details=_HTML_BREAK.sub(" ", str(condition.details or ""))))
     return out
 
 
