@@ -204,3 +204,29 @@ def test_text_model_that_cannot_predict_gives_a_schema_finding(tracking_uri, rev
     assert "'review'" in top["title"]
     skipped = {c["name"] for c in findings["checks"] if c["outcome"] == "skipped"}
     assert "Train Test Performance" in skipped  # model checks need predictions
+
+
+def test_colour_cast_in_rgb_images_is_named_as_a_colour_property(tracking_uri):
+    """RGB images whose test split has a warm colour cast (a new light source): the drift
+    is found and its evidence names the colour-channel properties."""
+    train, test = _digits(seed=3)
+
+    def rgb(image):
+        grey = np.asarray(image, dtype=float) * 15.0  # 0..240
+        return np.stack([grey, grey, grey], axis=-1).astype(np.uint8)
+
+    def warm(image):
+        tinted = image.astype(float) * np.array([1.0, 0.75, 0.45])
+        return tinted.astype(np.uint8)
+
+    train = train.assign(image=train["image"].map(rgb))
+    test = test.assign(image=test["image"].map(rgb).map(warm))
+    model_uri = log_model(_image_model(train), train[["image"]].head(3))
+    _, result = _evaluate(model_uri, test, "digit", {"image_col": "image", "train_data": train})
+    findings = result.artifacts["deepfix_findings"].content
+    drift = next(f for f in findings["findings"] if f["category"] == "feature_drift")
+    assert drift["severity"] in ("critical", "high")
+    evidence = " ".join(e["detail"] for e in drift["evidence"]) + drift["title"]
+    assert "relative_intensity" in evidence
+    check = next(c for c in findings["checks"] if c["name"] == "Image Property Drift")
+    assert check["outcome"] == "not_passed"
