@@ -409,10 +409,14 @@ def outcome_of(conditions: list[ConditionResult]) -> tuple[str, str | None]:
     return "passed", None
 
 
-def condense(name: str, suite: str, result: Any, seconds: float,
-             suffix: str = "") -> CheckOutcome:
-    """One Deepchecks ``CheckResult`` -> :class:`CheckOutcome`."""
-    value, values, details = CONDENSERS[name](result.value)
+def to_outcome(name: str, suite: str, result: Any, seconds: float, condensed: Condensed,
+               suffix: str = "", *, drop_missing: bool = False) -> CheckOutcome:
+    """A :class:`CheckOutcome` from a condenser's ``(value, values, details)`` and the
+    result's conditions; the one place all three runners (tabular, NLP, vision) build
+    outcomes. ``drop_missing`` leaves out ``values`` entries that are not numbers."""
+    value, values, details = condensed
+    if drop_missing:
+        values = {k: x for k, x in values.items() if _num(x) is not None}
     conditions = conditions_of(result, suffix)
     outcome, reason = outcome_of(conditions)
     return CheckOutcome(
@@ -420,3 +424,9 @@ def condense(name: str, suite: str, result: Any, seconds: float,
         values={k: float(x) for k, x in values.items()}, details=details,
         conditions=conditions, reason=reason, duration_seconds=round(seconds, 4),
     )
+
+
+def condense(name: str, suite: str, result: Any, seconds: float,
+             suffix: str = "") -> CheckOutcome:
+    """One Deepchecks tabular ``CheckResult`` -> :class:`CheckOutcome`."""
+    return to_outcome(name, suite, result, seconds, CONDENSERS[name](result.value), suffix)

@@ -53,8 +53,7 @@ from mlflow_deepfix.checks._condense import (
     _pps,
     _train_test_performance,
     _weak_segments,
-    conditions_of,
-    outcome_of,
+    to_outcome,
 )
 from mlflow_deepfix.schemas import CheckOutcome
 
@@ -336,15 +335,9 @@ def condense_image(name: str, suite: str, result: Any, seconds: float, suffix: s
     0..K-1 observed (Confusion Matrix Report's rows and columns)."""
     condenser = IMAGE_CONDENSERS[name]
     if name == "Image Property Outliers":
-        value, values, details = condenser(result.value, n_images)
+        condensed = condenser(result.value, n_images)
     elif name == "Confusion Matrix Report":
-        value, values, details = condenser(result.value, class_names)
+        condensed = condenser(result.value, class_names)
     else:
-        value, values, details = condenser(result.value)
-    conditions = conditions_of(result, suffix)
-    outcome, reason = outcome_of(conditions)
-    return CheckOutcome(
-        name=name, suite=suite, outcome=outcome, value=_num(value),
-        values={k: float(x) for k, x in values.items()}, details=details,
-        conditions=conditions, reason=reason, duration_seconds=round(seconds, 4),
-    )
+        condensed = condenser(result.value)
+    return to_outcome(name, suite, result, seconds, condensed, suffix)

@@ -42,7 +42,7 @@ import pandas as pd
 
 from mlflow_deepfix.checks._args import validate_run_args
 from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, CheckSpec
-from mlflow_deepfix.checks._condense import _num, conditions_of, outcome_of
+from mlflow_deepfix.checks._condense import _num, to_outcome
 from mlflow_deepfix.checks._text_catalog import (
     COUNTS_SAMPLES,
     N_SAMPLES_KEY,
@@ -504,15 +504,8 @@ def _choose_segment_columns(check: Any, name: str, plan: _Plan) -> None:
 def condense_text(name: str, suite: str, result: Any, seconds: float,
                   suffix: str = "") -> CheckOutcome:
     """One Deepchecks NLP ``CheckResult`` -> :class:`CheckOutcome`."""
-    value, values, details = TEXT_CONDENSERS[name](result.value)
-    conditions = conditions_of(result, suffix)
-    outcome, reason = outcome_of(conditions)
-    return CheckOutcome(
-        name=name, suite=suite, outcome=outcome, value=_num(value),
-        values={k: float(x) for k, x in values.items() if _num(x) is not None},
-        details=details, conditions=conditions, reason=reason,
-        duration_seconds=round(seconds, 4),
-    )
+    condensed = TEXT_CONDENSERS[name](result.value)
+    return to_outcome(name, suite, result, seconds, condensed, suffix, drop_missing=True)
 
 
 def _message_only(value: Any) -> str | None:
