@@ -136,8 +136,7 @@ def content_frame(
 
 
 def summarize_content(
-    train: pd.DataFrame | None,
-    test: pd.DataFrame,
+    views: dict[str, pd.DataFrame],
     contents: dict[str, ContentSplit],
     *,
     label: str,
@@ -148,15 +147,13 @@ def summarize_content(
     seed: int,
 ) -> DatasetSummary:
     """Statistics of the properties and metadata, with duplicates, conflicting labels and
-    overlap measured on the content fingerprints instead of the feature rows."""
+    overlap measured on the content fingerprints instead of the feature rows.
+
+    ``views`` maps ``"test"`` (and ``"train"`` when there is one) to the split with its
+    content column replaced by the properties (:func:`content_frame`)."""
     from mlflow_deepfix.stats import compare_splits, split_stats, summarize_dataset
 
     properties = list(contents["test"].properties.columns)
-    views = {
-        name: content_frame(frame, contents[name], column=column)
-        for name, frame in (("train", train), ("test", test))
-        if frame is not None
-    }
     # Properties are summarised as non-feature columns (with their target association):
     # the model does not read them, so feature-level rules (constant, unused, identifier)
     # must not judge them, while drift and outlier rules do.
@@ -170,9 +167,8 @@ def summarize_content(
         seed=seed,
     )
     hashed = {
-        name: pd.DataFrame({FINGERPRINT: contents[name].fingerprints, label: frame[label].to_numpy()})
-        for name, frame in (("train", train), ("test", test))
-        if frame is not None
+        name: pd.DataFrame({FINGERPRINT: contents[name].fingerprints, label: view[label].to_numpy()})
+        for name, view in views.items()
     }
     common = dict(label=label, task=task, feature_names=[FINGERPRINT], cat_features=[], seed=seed)
     update: dict[str, Any] = {"content_column": column, "property_names": properties}

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.content import ContentSplit, content_frame, prepare_contents, summarize_content
+from mlflow_deepfix.content import ContentSplit, content_frame, summarize_content
+from mlflow_deepfix.stats import sample_index
 
 if TYPE_CHECKING:
     from mlflow_deepfix.config import DeepfixConfig
@@ -29,13 +30,6 @@ logger = logging.getLogger(__name__)
 
 #: rows per split the modality's Deepchecks suites see when ``sample_size`` is None
 DEFAULT_SAMPLE_SIZE = {"text": 2_000, "image": 10_000}
-
-
-def _sample(n: int, size: int, seed: int) -> np.ndarray:
-    """Sorted row positions of a seeded sample (all rows when ``n <= size``)."""
-    if n <= size:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False))
 
 
 def _take(values: Any, rows: np.ndarray) -> Any:
@@ -51,6 +45,7 @@ def run_content_tests(
     config: DeepfixConfig,
     test: pd.DataFrame,
     train: pd.DataFrame | None,
+    contents: dict[str, ContentSplit],
     predictions: Predictions,
     cat_features: list[str],
     *,
@@ -59,14 +54,13 @@ def run_content_tests(
     progress: bool,
 ):
     """(checks, baselines, dataset summary, segment frame, segment features) for a text
-    or image evaluation; bad content raises :class:`DeepfixInputError` before any check."""
+    or image evaluation; ``contents`` are the splits' :func:`prepare_contents`."""
     from concurrent.futures import ThreadPoolExecutor
 
     from mlflow_deepfix.baselines import baseline_ladder
 
     column, target, modality = inputs.content_column, inputs.target, inputs.modality
     frames = {"test": test} if train is None else {"train": train, "test": test}
-    contents = prepare_contents(frames, modality=modality, column=column)
     metadata = [c for c in inputs.feature_names if c != column and c in test.columns]
     if train is not None:
         metadata = [c for c in metadata if c in train.columns]
@@ -98,8 +92,7 @@ def run_content_tests(
     logger.info("deepfix %s checks done in %.1fs", modality, time.perf_counter() - started)
 
     dataset = summarize_content(
-        train,
-        test,
+        views,
         contents,
         label=target,
         task=inputs.task,
@@ -126,7 +119,7 @@ def _run_checks(
 ):
     size = config.sample_size or DEFAULT_SAMPLE_SIZE[inputs.modality]
     rows = {
-        name: _sample(len(frame), size, config.seed + offset)
+        name: sample_index(len(frame), size, config.seed + offset)
         for offset, (name, frame) in enumerate(sorted(frames.items()))
     }
     sampled = [name for name, frame in frames.items() if len(rows[name]) < len(frame)]

@@ -332,7 +332,8 @@ def _is_monotonic(series: pd.Series, ordered: np.ndarray | None, n_unique: int, 
 # --------------------------------------------------------------------------- association
 
 
-def _sample_index(n: int, max_rows: int, seed: int) -> np.ndarray:
+def sample_index(n: int, max_rows: int, seed: int) -> np.ndarray:
+    """Sorted positions of a seeded sample of ``max_rows`` of ``n`` rows (all when fewer)."""
     if n <= max_rows:
         return np.arange(n)
     rng = np.random.default_rng(seed)
@@ -679,7 +680,7 @@ def split_stats(
 
     if target_association is None:
         target_association = name == "train"
-    sample = _sample_index(n_rows, max_rows, seed)
+    sample = sample_index(n_rows, max_rows, seed)
     target = None
     if target_association and has_label and n_rows:
         target = _Target(frame[label].iloc[sample].reset_index(drop=True), classification)

@@ -100,6 +100,16 @@ def run_testing(
         tabular = [c for c in feature_names if c in inputs.test and c != inputs.content_column]
         cat_features = infer_cat_features(inputs.test, tabular)
 
+    contents = None
+    if inputs.modality != "tabular":
+        from mlflow_deepfix.content import prepare_contents
+
+        # bad text or image cells are a call error: refuse them before the model runs
+        contents = prepare_contents(
+            {"test": test} if train is None else {"train": train, "test": test},
+            modality=inputs.modality,
+            column=inputs.content_column,
+        )
     predictions, failures = _predict_all(inputs, test, train)
     predict_failed = any(f.stage.startswith("predict:") for f in failures)
     model_skip_reason = None
@@ -126,7 +136,7 @@ def run_testing(
         from mlflow_deepfix.content_testing import run_content_tests
 
         checks, baselines, dataset, segment_frame, segment_features = run_content_tests(
-            inputs, config, test, train, predictions, cat_features,
+            inputs, config, test, train, contents, predictions, cat_features,
             model_skip_reason=model_skip_reason, notes=notes, progress=progress,
         )
     performance = _performance(inputs, test, train, predictions)
