@@ -162,6 +162,12 @@ class DatasetSummary(_Model):
     test: SplitStats
     comparison: SplitComparison | None = None
 
+    @property
+    def input_columns(self) -> list[str]:
+        """What describes an input, for drift and outlier rules: the model's features,
+        then (text/image) the content's properties."""
+        return [*self.feature_names, *self.property_names]
+
 
 class ConditionResult(_Model):
     name: str

@@ -151,7 +151,7 @@ def _column_drift(artifact):
     skipped = _skipped_columns(artifact)
     unseen = dataset.comparison.unseen_category_fraction if dataset.comparison else {}
     found = []
-    for name in [*dataset.feature_names, *dataset.property_names]:
+    for name in dataset.input_columns:
         if name in skipped:
             continue
         train, test = dataset.train.column(name), dataset.test.column(name)
@@ -190,8 +190,7 @@ def _check_drift(artifact):
     if check is None or check.outcome in ("errored", "skipped") or not check.values:
         return check, []
     dataset = artifact.dataset
-    features = set(dataset.feature_names) | set(dataset.property_names)
-    features -= _skipped_columns(artifact)
+    features = set(dataset.input_columns) - _skipped_columns(artifact)
     noise = two_sample_noise(effective_rows(artifact, "train"), effective_rows(artifact, "test"))
     found = []
     for name, drift in check.values.items():
@@ -307,7 +306,7 @@ class FeatureDrift(Rule):
             return
         score, facts = drifted[0]
         n_drifted = sum(1 for _, f in drifted if f["raw"] >= DRIFTED)
-        n_columns = len(artifact.dataset.feature_names) + len(artifact.dataset.property_names)
+        n_columns = len(artifact.dataset.input_columns)
         if n_drifted >= 3:  # several features moving together: another population
             score += 0.1 if n_drifted >= 0.3 * n_columns else 0.05
         score *= performance_factor(artifact)
@@ -361,7 +360,7 @@ class FeatureDrift(Rule):
         noise = 1.0 / math.sqrt(effective_rows(artifact, "test"))
         # the domain classifier's most useful feature: the drift matters as much as the
         # model relies on it
-        features = set(artifact.dataset.feature_names) | set(artifact.dataset.property_names)
+        features = set(artifact.dataset.input_columns)
         ranked = sorted(
             ((v, k) for k, v in multi.values.items() if k in features and v is not None),
             reverse=True,

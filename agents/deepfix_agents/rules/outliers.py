@@ -122,7 +122,7 @@ class Outliers(Rule):
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
-        features = set(dataset.feature_names) | set(dataset.property_names)
+        features = set(dataset.input_columns)
         sensitive = artifact.model.scale_sensitive
         for split in (dataset.train, dataset.test):
             if split is None:
