@@ -8,8 +8,10 @@ condenser takes the result's ``value`` and returns ``(value, values, details)``.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -430,3 +432,11 @@ def condense(name: str, suite: str, result: Any, seconds: float,
              suffix: str = "") -> CheckOutcome:
     """One Deepchecks tabular ``CheckResult`` -> :class:`CheckOutcome`."""
     return to_outcome(name, suite, result, seconds, CONDENSERS[name](result.value), suffix)
+
+
+def log_run(label: str, outcomes: list[CheckOutcome], started: float,
+            log: logging.Logger) -> None:
+    """One INFO line per run of a suite: how many checks, how long, outcomes counted."""
+    counts = pd.Series([o.outcome for o in outcomes]).value_counts()
+    log.info("deepfix %s: %d checks in %.1f s (%s)", label, len(outcomes),
+             time.perf_counter() - started, ", ".join(f"{k} {v}" for k, v in counts.items()))

@@ -48,6 +48,7 @@ import pandas as pd
 
 from mlflow_deepfix.checks._args import validate_run_args
 from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, CheckSpec
+from mlflow_deepfix.checks._condense import log_run
 from mlflow_deepfix.checks._image_catalog import (
     DETECTION_ONLY,
     IMAGE_CHECK_CATALOG,
@@ -489,8 +490,5 @@ def run_image_checks(inputs: ImageCheckInputs, suites: Sequence[str], *,
             parts = [(split or "", _run_unit(check, spec, plan, split))
                      for split in _splits_of(check, spec, plan)]
             outcomes.append(_merge(name, parts))
-    logger.info("deepfix image checks: %d checks in %.1f s (%s)", len(outcomes),
-                time.perf_counter() - started,
-                ", ".join(f"{k} {v}" for k, v in
-                          pd.Series([o.outcome for o in outcomes]).value_counts().items()))
+    log_run("image checks", outcomes, started, logger)
     return outcomes

@@ -47,7 +47,7 @@ from mlflow_deepfix.checks._catalog import (
     DATA_INTEGRITY,
     CheckSpec,
 )
-from mlflow_deepfix.checks._condense import condense
+from mlflow_deepfix.checks._condense import condense, log_run
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
@@ -624,10 +624,7 @@ def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int |
             outcomes.append(skipped[name])
         else:
             outcomes.append(_merge(name, results[name]))
-    logger.info("deepfix checks: %d checks in %.1f s (%s)", len(outcomes),
-                time.perf_counter() - started,
-                ", ".join(f"{k} {v}" for k, v in
-                          pd.Series([o.outcome for o in outcomes]).value_counts().items()))
+    log_run("checks", outcomes, started, logger)
     return outcomes
 
 

@@ -42,7 +42,7 @@ import pandas as pd
 
 from mlflow_deepfix.checks._args import validate_run_args
 from mlflow_deepfix.checks._catalog import DATA_INTEGRITY, CheckSpec
-from mlflow_deepfix.checks._condense import _num, to_outcome
+from mlflow_deepfix.checks._condense import _num, log_run, to_outcome
 from mlflow_deepfix.checks._text_catalog import (
     COUNTS_SAMPLES,
     N_SAMPLES_KEY,
@@ -631,10 +631,7 @@ def run_text_checks(inputs: TextCheckInputs, suites: Sequence[str], *, sample_si
                     bar.set_postfix_str(name, refresh=False)
                     bar.update()
                 outcomes.append(_merge(name, parts))
-    logger.info("deepfix text checks: %d checks in %.1f s (%s)", len(outcomes),
-                time.perf_counter() - started,
-                ", ".join(f"{k} {v}" for k, v in
-                          pd.Series([o.outcome for o in outcomes]).value_counts().items()))
+    log_run("text checks", outcomes, started, logger)
     return outcomes
 
 
