@@ -409,3 +409,30 @@ def test_scorer_patches_applied_exactly_when_the_stack_needs_them():
     assert "squared" not in rmse._kwargs or not lacks_squared
     auc = scorers.multiclass_scorers_dict["roc_auc_per_class"]
     assert "needs_proba" not in auc._kwargs or not lacks_needs_proba
+
+
+def test_condition_texts_carry_no_numpy2_scalar_reprs():
+    """numpy 2 prints ``np.int64(1)``; Deepchecks formats class labels into condition
+    details with repr(). The condenser strips the wrappers from every condition text."""
+    from deepchecks.tabular import Dataset
+    from deepchecks.tabular.checks import RocReport
+
+    from mlflow_deepfix.checks._condense import condense, strip_numpy_reprs
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.normal(size=200)})
+    frame["y"] = (frame["x"] + rng.normal(size=200) > 0).astype(int)
+    model = LogisticRegression().fit(frame[["x"]], frame["y"])
+    result = RocReport().add_condition_auc_greater_than(0.99).run(
+        Dataset(frame, label="y", cat_features=[]), model)
+    raw = result.conditions_results[0].details
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":
+        assert "np.int64(1)" in raw  # what Deepchecks writes, so the test means something
+    outcome = condense("Roc Report", "model_evaluation", result, 0.1)
+    (condition,) = outcome.conditions
+    assert "Found classes with AUC below threshold: {1: '0." in condition.details
+    assert "np." not in condition.details and "np." not in condition.name
+    assert strip_numpy_reprs("{np.str_('a(b)'): np.float64(0.5), 'k': np.True_}") == \
+        "{'a(b)': 0.5, 'k': True}"
+    assert strip_numpy_reprs("np.nan stays, np.float32(-1e-05) goes") == \
+        "np.nan stays, -1e-05 goes"
