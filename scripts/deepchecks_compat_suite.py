@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                         default=Path.home() / ".cache" / "deepfix-compat-suite-deps")
     parser.add_argument("--object-strings", action="store_true")
     parser.add_argument("--json", type=Path, help="write the counts here")
+    parser.add_argument("--junit", type=Path, help="keep pytest's JUnit XML here")
     parser.add_argument("pytest_args", nargs="*", help="default: tests/tabular")
     args = parser.parse_args(argv)
     if not (args.git_dir / "HEAD").exists() and not (args.git_dir / ".git").exists():
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         env.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "true")
         env.setdefault("MPLBACKEND", "Agg")
         command = [sys.executable, "-m", "pytest", "-p", "deepfix_compat_first",
-                   "-p", "no:cacheprovider", "-q", "-rN",
+                   "-p", "no:cacheprovider", "-q", "-rfE",
                    "--continue-on-collection-errors", "--disable-socket",
                    "--allow-unix-socket", "--timeout", "300", f"--junitxml={junit}",
                    *(args.pytest_args or ["tests/tabular"])]
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             print("compat suite: pytest wrote no results", file=sys.stderr)
             return 2
         counts = summarize(junit)
+        if args.junit:
+            args.junit.write_bytes(junit.read_bytes())
     print(f"compat suite ({args.rev}{', object strings' if args.object_strings else ''}): "
           f"{counts['passed']} passed, {counts['failures']} failed, {counts['errors']} errors, "
           f"{counts['skipped']} skipped of {counts['tests']}")
