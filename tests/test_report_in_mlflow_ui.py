@@ -25,7 +25,6 @@ import urllib.request
 from pathlib import Path
 
 import mlflow
-import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 from sklearn.datasets import load_breast_cancer
