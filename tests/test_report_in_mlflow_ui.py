@@ -107,8 +107,10 @@ def logged_report(mlflow_server):
             features, train["label"])
         experiment = mlflow.set_experiment("deepfix-ui")
         with mlflow.start_run() as run:
+            # explicit requirements: inferring them re-imports the model in a subprocess
             info = mlflow.sklearn.log_model(model, name="model", input_example=features.head(3),
-                                            serialization_format="cloudpickle")
+                                            serialization_format="cloudpickle",
+                                            pip_requirements=["scikit-learn"])
             mlflow.models.evaluate(
                 info.model_uri, test, targets="label", model_type="classifier",
                 evaluators=["deepfix"],
@@ -202,6 +204,18 @@ def test_report_navigates_fits_and_counts_inside_the_mlflow_ui(logged_report, ml
         assert layout["scrollWidth"] <= layout["clientWidth"], layout
         assert layout["wide"] == [], layout
         assert layout["innerScrollers"] == 0, layout
+
+        # and MLflow's page around the frame does not scroll too (one vertical scrollbar)
+        outer = iframe.evaluate("""f => {
+            const out = [];
+            for (let e = f.parentElement; e; e = e.parentElement) {
+                const s = getComputedStyle(e).overflowY;
+                if ((s === 'auto' || s === 'scroll') && e.scrollHeight > e.clientHeight + 1)
+                    out.push(e.tagName + '.' + e.className + ' ' + e.scrollHeight + '/' + e.clientHeight);
+            }
+            return out;
+        }""")
+        assert outer == [], outer
 
         # the navigation scrolls the frame to the section
         assert frame.evaluate("document.scrollingElement.scrollTop") == 0

@@ -47,7 +47,7 @@ from mlflow_deepfix.checks._catalog import (
     DATA_INTEGRITY,
     CheckSpec,
 )
-from mlflow_deepfix.checks._condense import condense, log_run
+from mlflow_deepfix.checks._condense import condense, log_run, strip_numpy_reprs
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
@@ -521,7 +521,7 @@ def _execute(unit: _Unit, plan: _Plan, check: Any) -> CheckOutcome:
                         time.perf_counter() - start, suffix)
     except Exception as exc:
         seconds = round(time.perf_counter() - start, 4)
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = strip_numpy_reprs(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, DeepchecksProcessError) and "unable to train an error model" in str(exc):
             reason = f"no weak segment could be found ({reason})"
             outcome = "skipped"
