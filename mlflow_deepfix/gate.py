@@ -102,7 +102,9 @@ class GateResult:
 
     @property
     def top_finding(self) -> str:
-        return self.findings[0].category if self.findings else "none"
+        from mlflow_deepfix.mlflow_io import top_finding_tag
+
+        return top_finding_tag(self.findings)
 
     def summary(self) -> str:
         """Plain-text summary for the command line."""
@@ -462,7 +464,8 @@ def gate(
     ----------
     model_uri : str
         The candidate, e.g. ``"models:/churn/3"`` or ``"models:/churn@challenger"``.
-        Registered versions get the tags ``deepfix.status``, ``deepfix.run_id`` and
+        Registered versions get the tags ``deepfix.status``, ``deepfix.run_id``,
+        ``deepfix.summary`` and
         ``deepfix.top_finding``; other URIs are evaluated but not tagged.
     data : DataFrame, mlflow.data dataset or path to a .csv/.parquet file
         Labelled evaluation rows (the same rows are used for the baseline).
@@ -819,10 +822,13 @@ def _tag_version(
     diagnosis: Diagnosis,
     verification: FixVerification | None,
 ) -> None:
+    from mlflow_deepfix.mlflow_io import verdict_tags
+
     tags = {
         TAG_STATUS: status,
         TAG_RUN_ID: run_id,
-        TAG_TOP_FINDING: diagnosis.findings[0].category if diagnosis.findings else "none",
+        # deepfix.top_finding and deepfix.summary, worded as on the evaluation run
+        **verdict_tags(status, diagnosis.findings),
     }
     if verification is not None:
         if verification.repair_rate is not None:
