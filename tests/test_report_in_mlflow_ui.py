@@ -169,6 +169,20 @@ def _open_at_viewer_width(browser, url: str):
                          f"(last {shown}px at a {width}px window)")
 
 
+def _settles(frame, expression: str, timeout: float = 5.0) -> float:
+    """The value of ``expression`` once it stops changing (a scroll has ended). Polled
+    from Python: the report's CSP forbids the eval that ``wait_for_function`` uses."""
+    deadline = time.monotonic() + timeout
+    last = frame.evaluate(expression)
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        value = frame.evaluate(expression)
+        if value == last:
+            return value
+        last = value
+    return last
+
+
 def _shot(page, name: str) -> None:
     folder = os.environ.get("DEEPFIX_UI_SHOTS")
     if folder:
@@ -220,15 +234,14 @@ def test_report_navigates_fits_and_counts_inside_the_mlflow_ui(logged_report, ml
         # the navigation scrolls the frame to the section
         assert frame.evaluate("document.scrollingElement.scrollTop") == 0
         frame.click("nav.toc a[href='#checks']")
-        frame.wait_for_function("document.scrollingElement.scrollTop > 200", timeout=5_000)
+        assert _settles(frame, "document.scrollingElement.scrollTop") > 200
         top = frame.evaluate("document.getElementById('checks').getBoundingClientRect().top")
         assert abs(top) <= 2, top
         _shot(page, "mlflow_ui_report_checks.png")
         frame.evaluate("document.scrollingElement.scrollTop = 0")
         frame.click("nav.toc a[href='#dataset']")
-        frame.wait_for_function(
-            "Math.abs(document.getElementById('dataset').getBoundingClientRect().top) <= 2",
-            timeout=5_000)
+        top = _settles(frame, "document.getElementById('dataset').getBoundingClientRect().top")
+        assert abs(top) <= 2, top
         _shot(page, "mlflow_ui_report_dataset.png")
         frame.evaluate("document.querySelector('details.cols').scrollIntoView()")
         _shot(page, "mlflow_ui_report_columns.png")
