@@ -262,3 +262,28 @@ def test_report_navigates_fits_and_counts_inside_the_mlflow_ui(logged_report, ml
                 f"{skipped.inner_text()} was skipped" in notes
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("width", [700, 1280])
+def test_standalone_report_fits_and_links_scroll(browser, width, tmp_path):
+    """The report file on its own (a findings-heavy sample with long names), at the
+    narrowest width the layout promises and at a desktop width."""
+    from mlflow_deepfix.report import render_report
+    from tests.test_report import _artifact_data, _diagnosis
+
+    path = tmp_path / "report.html"
+    path.write_text(render_report(_diagnosis(), _artifact_data()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(path.as_uri())
+        sizes = page.evaluate("[document.scrollingElement.scrollWidth,"
+                              " document.scrollingElement.clientWidth]")
+        assert sizes[0] <= sizes[1], sizes
+        page.click("nav.toc a[href='#model']")
+        top = _settles(page, "document.getElementById('model').getBoundingClientRect().top")
+        assert abs(top) <= 2, top
+        assert dialogs == []
+    finally:
+        page.close()
