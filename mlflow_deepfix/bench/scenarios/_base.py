@@ -255,7 +255,7 @@ def loan_workflow(
     """The loan table's usual model (gradient boosting on its categoricals, the
     application date kept out of the features), fitted on ``train``: the healthy part of
     every loan scenario, whose bug lives in the data or the split."""
-    from mlflow_deepfix.scenarios._datasets import LOAN_CATEGORICAL
+    from mlflow_deepfix.bench.scenarios._datasets import LOAN_CATEGORICAL
 
     model = fit(
         gradient_boosting(seed, LOAN_CATEGORICAL), train, "default", drop=("application_date",)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from mlflow_deepfix import __version__
 from mlflow_deepfix.config import DeepfixConfig
-from mlflow_deepfix.crash import capture_failure
+from mlflow_deepfix.testing.crash import capture_failure
 from mlflow_deepfix.inputs import EvalInputs
 from mlflow_deepfix.schemas import ArtifactData, PerformanceSummary, RuntimeFailure
 
@@ -79,9 +79,9 @@ def run_testing(
     inputs: EvalInputs, config: DeepfixConfig, *, progress: bool = True
 ) -> tuple[ArtifactData, Predictions]:
     """Run every test of the testing step and condense the results."""
-    from mlflow_deepfix.model_info import describe_model
-    from mlflow_deepfix.performance import segment_errors
-    from mlflow_deepfix.stats import infer_cat_features
+    from mlflow_deepfix.testing.model_info import describe_model
+    from mlflow_deepfix.testing.performance import segment_errors
+    from mlflow_deepfix.testing.stats import infer_cat_features
 
     started = time.perf_counter()
     notes = list(inputs.notes)
@@ -102,7 +102,7 @@ def run_testing(
 
     contents = None
     if inputs.modality != "tabular":
-        from mlflow_deepfix.content import prepare_contents
+        from mlflow_deepfix.testing.content import prepare_contents
 
         # bad text or image cells are a call error: refuse them before the model runs
         contents = prepare_contents(
@@ -133,7 +133,7 @@ def run_testing(
             progress=progress,
         )
     else:
-        from mlflow_deepfix.content_testing import run_content_tests
+        from mlflow_deepfix.testing.content.runner import run_content_tests
 
         checks, baselines, dataset, segment_frame, segment_features = run_content_tests(
             inputs, config, test, train, contents, predictions, cat_features,
@@ -184,9 +184,9 @@ def _tabular_tests(
 ):
     """Deepchecks' tabular suites, the baseline ladder and the dataset statistics:
     (checks, baselines, dataset summary, segment frame, segment features)."""
-    from mlflow_deepfix.baselines import baseline_ladder
+    from mlflow_deepfix.testing.baselines import baseline_ladder
     from mlflow_deepfix.checks import CheckInputs, run_checks
-    from mlflow_deepfix.stats import summarize_dataset
+    from mlflow_deepfix.testing.stats import summarize_dataset
 
     target, feature_names = inputs.target, inputs.feature_names
     shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
@@ -266,7 +266,7 @@ def _performance(
     train: pd.DataFrame | None,
     predictions: Predictions,
 ) -> PerformanceSummary:
-    from mlflow_deepfix.performance import summarize_performance
+    from mlflow_deepfix.testing.performance import summarize_performance
 
     if predictions.test is None:
         return PerformanceSummary()

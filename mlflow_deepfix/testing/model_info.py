@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from mlflow_deepfix.model_adapter import ModelAdapter
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 from mlflow_deepfix.schemas import ModelInfo
-from mlflow_deepfix.stats import label_keys
+from mlflow_deepfix.testing.stats import label_keys
 
 logger = logging.getLogger(__name__)
 

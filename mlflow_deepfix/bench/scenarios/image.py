@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from mlflow_deepfix.scenarios._base import ScenarioData, fit, make_data, scenario, split
-from mlflow_deepfix.scenarios._image_data import (
+from mlflow_deepfix.bench.scenarios._base import ScenarioData, fit, make_data, scenario, split
+from mlflow_deepfix.bench.scenarios._image_data import (
     IMAGE_COL,
     LABEL,
     MAX_VALUE,
@@ -23,7 +23,7 @@ from mlflow_deepfix.scenarios._image_data import (
     image_model,
     map_images,
 )
-from mlflow_deepfix.scenarios.split import _copy_train_rows_into_test
+from mlflow_deepfix.bench.scenarios.split import _copy_train_rows_into_test
 
 #: test images in the healthy split (the other 1,347 train the model)
 N_TEST = 450

@@ -14,7 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mlflow_deepfix.scenarios._base import (
+from mlflow_deepfix.bench.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
@@ -27,7 +27,7 @@ from mlflow_deepfix.scenarios._base import (
     scenario,
     split,
 )
-from mlflow_deepfix.scenarios._datasets import (
+from mlflow_deepfix.bench.scenarios._datasets import (
     CHURN_CATEGORICAL,
     LOAN_CATEGORICAL,
     breast_cancer,

@@ -1,6 +1,6 @@
 """``deepfix bench``: score a diagnosis engine on the scenario library.
 
-Each scenario (see :mod:`mlflow_deepfix.scenarios`) is built, its model logged to an
+Each scenario (see :mod:`mlflow_deepfix.bench.scenarios`) is built, its model logged to an
 MLflow run, and evaluated with ``evaluators=["deepfix"]`` exactly as a user would; the
 run's ``deepfix/findings.json`` then says where the planted bug's category landed in
 the ranking. Because the whole loop goes through MLflow, the same command scores the
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlflow_deepfix.scenarios import Scenario, ScenarioData, all_scenarios, select
+from mlflow_deepfix.bench.scenarios import Scenario, ScenarioData, all_scenarios, select
 
 logger = logging.getLogger(__name__)
 

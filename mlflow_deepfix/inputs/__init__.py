@@ -19,7 +19,7 @@ import pandas as pd
 
 from mlflow_deepfix.config import DeepfixConfig
 from mlflow_deepfix.errors import DeepfixInputError
-from mlflow_deepfix.model_adapter import ModelAdapter, resolve_feature_names
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter, resolve_feature_names
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.scenarios._base import ScenarioData, fit, make_data, scenario, split
-from mlflow_deepfix.scenarios._text_data import (
+from mlflow_deepfix.bench.scenarios._base import ScenarioData, fit, make_data, scenario, split
+from mlflow_deepfix.bench.scenarios._text_data import (
     SENTIMENT,
     TEXT_COL,
     TOPIC,
@@ -24,7 +24,7 @@ from mlflow_deepfix.scenarios._text_data import (
     scrape_damage,
     text_model,
 )
-from mlflow_deepfix.scenarios.split import _copy_train_rows_into_test
+from mlflow_deepfix.bench.scenarios.split import _copy_train_rows_into_test
 
 #: rows generated per workflow and the size of the test split
 N_REVIEWS = 1400

@@ -4,7 +4,7 @@ From ``seeds/systematic-ml-debugging.txt``: a model must beat a trivial baseline
 meaningful margin (else: underfitting, or a data/label problem), a simple linear model
 checks that the data carries signal through a correct pipeline, and a shallow tree that
 scores almost perfectly is a classic sign of target leakage. The user's model is
-compared with these rungs on the same metric (:func:`mlflow_deepfix.performance.
+compared with these rungs on the same metric (:func:`mlflow_deepfix.testing.performance.
 score_main_metric`), so the rungs are cheap on purpose: a seeded sample of at most
 ``max_rows`` training rows, ``cv`` folds, and at most ``4 * max_rows`` test rows scored.
 
@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from mlflow_deepfix.performance import main_metric, score_main_metric
 from mlflow_deepfix.schemas import BaselineResult
-from mlflow_deepfix.stats import is_classification, label_keys
+from mlflow_deepfix.testing.performance import main_metric, score_main_metric
+from mlflow_deepfix.testing.stats import is_classification, label_keys
 
 logger = logging.getLogger(__name__)
 

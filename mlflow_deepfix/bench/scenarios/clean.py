@@ -11,7 +11,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mlflow_deepfix.scenarios._base import (
+from mlflow_deepfix.bench.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
@@ -23,7 +23,7 @@ from mlflow_deepfix.scenarios._base import (
     scenario,
     split,
 )
-from mlflow_deepfix.scenarios._datasets import (
+from mlflow_deepfix.bench.scenarios._datasets import (
     breast_cancer,
     diabetes,
     iris,

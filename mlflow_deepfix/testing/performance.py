@@ -9,7 +9,7 @@ The main metric is chosen to expose the model-layer failures the diagnosis looks
 
 Everything else (accuracy, balanced accuracy, ROC AUC, log loss, RMSE, MAE, counts of
 NaN predictions) goes into ``scores``. Labels are compared as strings through
-:func:`mlflow_deepfix.stats.label_keys`, so ``1``, ``1.0`` and ``"1"`` are one class and
+:func:`mlflow_deepfix.testing.stats.label_keys`, so ``1``, ``1.0`` and ``"1"`` are one class and
 string labels, labels never predicted and NaN predictions need no special care.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.schemas import PerformanceSummary, SegmentScore
-from mlflow_deepfix.stats import is_classification, label_keys
+from mlflow_deepfix.testing.stats import is_classification, label_keys
 
 logger = logging.getLogger(__name__)
 

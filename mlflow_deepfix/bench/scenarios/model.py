@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from mlflow_deepfix.scenarios._base import (
+from mlflow_deepfix.bench.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
@@ -28,7 +28,7 @@ from mlflow_deepfix.scenarios._base import (
     split,
     xy,
 )
-from mlflow_deepfix.scenarios._datasets import (
+from mlflow_deepfix.bench.scenarios._datasets import (
     CHURN_CATEGORICAL,
     LOAN_CATEGORICAL,
     breast_cancer,

@@ -6,7 +6,7 @@ a good diagnosis should rank first; clean controls name none. The library covers
 every category at least twice, with different datasets and magnitudes, so a score
 on it says how well an engine (the rules, or an LLM provider) finds root causes.
 
-    >>> from mlflow_deepfix.scenarios import all_scenarios, get_scenario
+    >>> from mlflow_deepfix.bench.scenarios import all_scenarios, get_scenario
     >>> data = get_scenario("train_test_overlap.breast_cancer_40pct").build(0)
 
 Register your own with :func:`register` (or the :func:`scenario` decorator).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from mlflow_deepfix.scenarios._base import (
+from mlflow_deepfix.bench.scenarios._base import (
     Scenario,
     ScenarioData,
     lookup,
@@ -30,7 +30,7 @@ from mlflow_deepfix.scenarios._base import (
 #: scenarios (each module with its own clean controls).
 SCENARIO_MODULES = ("data", "split", "model", "clean", "text", "image")
 for _module in SCENARIO_MODULES:
-    import_module(f"mlflow_deepfix.scenarios.{_module}")
+    import_module(f"mlflow_deepfix.bench.scenarios.{_module}")
 
 __all__ = [
     "Scenario",

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from mlflow_deepfix.scenarios._base import (
+from mlflow_deepfix.bench.scenarios._base import (
     ScenarioData,
     fit,
     gradient_boosting,
@@ -20,7 +20,7 @@ from mlflow_deepfix.scenarios._base import (
     scenario,
     split,
 )
-from mlflow_deepfix.scenarios._datasets import (
+from mlflow_deepfix.bench.scenarios._datasets import (
     CHURN_CATEGORICAL,
     breast_cancer,
     classification_frame,

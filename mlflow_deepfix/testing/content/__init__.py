@@ -47,7 +47,7 @@ def prepare_contents(
     so that a brighter test split stays brighter once converted to 8 bits."""
     scale = None
     if modality == "image":
-        from mlflow_deepfix.image_features import pixel_scale
+        from mlflow_deepfix.testing.content.image_features import pixel_scale
 
         cells = [cell for frame in frames.values() for cell in frame[column]]
         try:
@@ -68,10 +68,10 @@ def prepare_content(
 ) -> ContentSplit:
     """Convert ``frame[column]`` into a :class:`ContentSplit`; bad cells raise a
     :class:`DeepfixInputError` naming the split, the row and the fix. ``scale`` is the
-    images' pixel scale (:func:`~mlflow_deepfix.image_features.pixel_scale`)."""
+    images' pixel scale (:func:`~mlflow_deepfix.testing.content.image_features.pixel_scale`)."""
     cells = frame[column]
     if modality == "text":
-        from mlflow_deepfix.text_features import text_fingerprints, text_properties
+        from mlflow_deepfix.testing.content.text_features import text_fingerprints, text_properties
 
         bad = [i for i, v in enumerate(cells) if not _is_text_cell(v)]
         if bad:
@@ -93,7 +93,7 @@ def prepare_content(
             fingerprints=np.asarray(text_fingerprints(list(cells)), dtype=object),
         )
     if modality == "image":
-        from mlflow_deepfix.image_features import (
+        from mlflow_deepfix.testing.content.image_features import (
             image_fingerprints,
             image_properties,
             to_uint8_images,
@@ -151,7 +151,7 @@ def summarize_content(
 
     ``views`` maps ``"test"`` (and ``"train"`` when there is one) to the split with its
     content column replaced by the properties (:func:`content_frame`)."""
-    from mlflow_deepfix.stats import compare_splits, split_stats, summarize_dataset
+    from mlflow_deepfix.testing.stats import compare_splits, split_stats, summarize_dataset
 
     properties = list(contents["test"].properties.columns)
     # Properties are summarised as non-feature columns (with their target association):

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.content import ContentSplit, content_frame, summarize_content
-from mlflow_deepfix.stats import sample_index
+from mlflow_deepfix.testing.content import ContentSplit, content_frame, summarize_content
+from mlflow_deepfix.testing.stats import sample_index
 
 if TYPE_CHECKING:
     from mlflow_deepfix.config import DeepfixConfig
@@ -57,7 +57,7 @@ def run_content_tests(
     or image evaluation; ``contents`` are the splits' :func:`prepare_contents`."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from mlflow_deepfix.baselines import baseline_ladder
+    from mlflow_deepfix.testing.baselines import baseline_ladder
 
     column, target, modality = inputs.content_column, inputs.target, inputs.modality
     frames = {"test": test} if train is None else {"train": train, "test": test}
@@ -147,7 +147,7 @@ def _run_checks(
     common = dict(sample_size=None, seed=config.seed, progress=progress)
     if inputs.modality == "text":
         from mlflow_deepfix.checks import TextCheckInputs, run_text_checks
-        from mlflow_deepfix.text_features import embed_texts, load_tokenizer
+        from mlflow_deepfix.testing.content.text_features import embed_texts, load_tokenizer
 
         texts = {name: _take(contents[name].payload, rows[name]) for name in frames}
         embeddings = _embeddings(texts, embed_texts, notes)

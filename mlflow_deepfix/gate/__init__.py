@@ -8,7 +8,7 @@ now checked with :func:`mlflow.validate_evaluation_results` over
 :class:`mlflow.models.MetricThreshold` objects, which is what the gate builds from the
 deepfix metrics of CONTRACT.md section 3 (``deepfix_critical_count <= 0`` for
 ``fail_on="critical"``, ...) and from the fix-verification metrics of
-:mod:`mlflow_deepfix.verification` (``deepfix_negative_flip_rate``,
+:mod:`mlflow_deepfix.gate.verification` (``deepfix_negative_flip_rate``,
 ``deepfix_repair_rate``).
 
 Every problem with the call itself (unknown model, unreadable data, missing target
@@ -34,7 +34,7 @@ import pandas as pd
 from mlflow_deepfix.config import FAIL_ON, parse_config
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import SEVERITY_ORDER, ArtifactData, Diagnosis, Finding, severity_rank
-from mlflow_deepfix.verification import FixVerification, verify_fix
+from mlflow_deepfix.gate.verification import FixVerification, verify_fix
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ def infer_model_type(model: Any, labels: pd.Series) -> str:
     """``classifier`` or ``regressor``, from the raw model when it is a scikit-learn
     estimator, else from the labels (non-numeric or few integer values: classifier;
     non-integer numbers: regressor). Raises when it cannot tell."""
-    from mlflow_deepfix.model_adapter import _raw_model
+    from mlflow_deepfix.inputs.model_adapter import _raw_model
 
     raw = _raw_model(model)
     if raw is not None:
@@ -749,7 +749,7 @@ def _predict(model: Any, frame: pd.DataFrame, targets: str, task: str, *, name: 
     """Labels (classification) or values (regression) predicted for every row, through
     the same adapter the evaluator uses (so pyfunc probability outputs become labels).
     A model that cannot predict on ``data`` cannot be compared: that is an input error."""
-    from mlflow_deepfix.model_adapter import ModelAdapter, resolve_feature_names
+    from mlflow_deepfix.inputs.model_adapter import ModelAdapter, resolve_feature_names
 
     candidates = [c for c in frame.columns if c != targets]
     features = resolve_feature_names(model, candidates)
