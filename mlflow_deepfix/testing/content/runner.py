@@ -24,7 +24,7 @@ from mlflow_deepfix.testing.stats import sample_index
 if TYPE_CHECKING:
     from mlflow_deepfix.config import DeepfixConfig
     from mlflow_deepfix.inputs import EvalInputs
-    from mlflow_deepfix.testing import Predictions
+    from mlflow_deepfix.testing.predictions import Predictions
 
 logger = logging.getLogger(__name__)
 
