@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
 from mlflow_deepfix.errors import DeepfixConfigError
 
@@ -69,6 +76,8 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: reuse the testing step's result for identical inputs (see mlflow_deepfix.cache)
+    cache: StrictBool = True
 
     @field_validator("train_data")
     @classmethod
@@ -138,6 +147,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "cache": "true or false",
 }
 
 
