@@ -67,12 +67,44 @@ def _predict_all(
         if frame is None:
             continue
         features = frame.drop(columns=[inputs.target])
+        both = _predict_via_proba(adapter, features)
+        if both is not None:
+            setattr(predictions, split, both[0])
+            setattr(predictions, f"proba_{split}", both[1])
+            continue
         predicted = attempt(f"predict:{split}", adapter.predict, features)
         setattr(predictions, split, predicted)
         if predicted is not None and adapter.has_proba:
             proba = attempt(f"predict_proba:{split}", adapter.predict_proba, features)
             setattr(predictions, f"proba_{split}", proba)
     return predictions, failures
+
+
+#: rows on which the model's own ``predict`` is called when labels come from probabilities
+LABEL_CHECK_ROWS = 1_000
+
+
+def _predict_via_proba(adapter, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """Labels and probabilities from one probability pass, for models whose ``predict``
+    is ``argmax(predict_proba)`` by definition (``ModelAdapter.labels_follow_proba``).
+
+    The pyfunc ``predict`` still runs on the first rows (schema enforcement and crashes
+    surface as before) and must agree with the derived labels there; on any doubt or
+    error this returns None and the caller predicts the usual way.
+    """
+    if adapter is None or not adapter.has_proba or not adapter.labels_follow_proba:
+        return None
+    try:
+        head = adapter.predict(features.iloc[:LABEL_CHECK_ROWS])
+        proba = adapter.predict_proba(features)
+        labels = np.asarray(adapter.classes_)[np.argmax(proba, axis=1)]
+    except Exception as error:  # noqa: BLE001 - the usual path records the failure
+        logger.debug("predicting through probabilities failed (%s); predicting as usual", error)
+        return None
+    if not np.array_equal(labels[: len(head)], np.asarray(head)):
+        logger.info("model predict disagrees with argmax(predict_proba); predicting as usual")
+        return None
+    return labels, proba
 
 
 def run_testing(
@@ -201,9 +233,13 @@ def _tabular_tests(
             )
     index_col = None if index_col in shared else index_col
     datetime_col = None if datetime_col in shared else datetime_col
+    # Deepchecks sees bounded, stratified samples; statistics and performance see all rows
+    checks_test, checks_train, checks_predictions = _bounded_for_checks(
+        test, train, predictions, inputs, config.seed, notes
+    )
     check_inputs = CheckInputs(
-        train=train,
-        test=test,
+        train=checks_train,
+        test=checks_test,
         label=target,
         task=inputs.task,
         feature_names=shared,
@@ -213,8 +249,8 @@ def _tabular_tests(
         datetime_col=datetime_col,
         feature_importance=importances or None,
         model_skip_reason=model_skip_reason,
-        predictions=_by_split(predictions.test, predictions.train),
-        probabilities=_by_split(predictions.proba_test, predictions.proba_train),
+        predictions=_by_split(checks_predictions.test, checks_predictions.train),
+        probabilities=_by_split(checks_predictions.proba_test, checks_predictions.proba_train),
     )
     checks_started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="deepfix-testing") as pool:
@@ -253,6 +289,40 @@ def _tabular_tests(
     )
     return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
 
+
+
+def _bounded_for_checks(
+    test: pd.DataFrame,
+    train: pd.DataFrame | None,
+    predictions: Predictions,
+    inputs: EvalInputs,
+    seed: int,
+    notes: list[str],
+) -> tuple[pd.DataFrame, pd.DataFrame | None, Predictions]:
+    """Each split cut to at most ``CHECKS_MAX_ROWS`` seeded, label-stratified rows (with
+    the matching predictions) for Deepchecks, so its cost stops growing with the table."""
+    from mlflow_deepfix.row_sampling import CHECKS_MAX_ROWS, stratified_index
+
+    views: dict[str, pd.DataFrame | None] = {"test": test, "train": train}
+    bounded = Predictions(**vars(predictions))
+    sampled = []
+    for split, frame in (("test", test), ("train", train)):
+        if frame is None or len(frame) <= CHECKS_MAX_ROWS:
+            continue
+        labels = frame[inputs.target] if inputs.task != "regression" else None
+        index = stratified_index(labels, len(frame), CHECKS_MAX_ROWS, seed)
+        views[split] = frame.iloc[index].reset_index(drop=True)
+        for name in (split, f"proba_{split}"):
+            values = getattr(predictions, name)
+            setattr(bounded, name, None if values is None else values[index])
+        sampled.append(f"{len(index):,} of {len(frame):,} {split} rows")
+    if sampled:
+        notes.append(
+            "Deepchecks' suites saw a seeded, label-stratified sample of "
+            + " and ".join(sampled)
+            + "; deepfix's own statistics and the performance figures cover every row."
+        )
+    return views["test"], views["train"], bounded
 
 
 def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:
