@@ -39,3 +39,26 @@ def test_checks_see_a_bounded_sample_and_statistics_every_row(
     predicted = mlflow.pyfunc.load_model(model_uri).predict(test.drop(columns=["label"]))
     share = float((predicted == 1).mean())
     assert abs(artifact["performance"]["prediction_distribution"]["1"] - share) < 1e-9
+
+
+def test_row_hashes_in_chunks_equal_hashing_the_whole_frame(monkeypatch):
+    import numpy as np
+    import pandas as pd
+
+    from mlflow_deepfix import stats
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "x": rng.normal(size=1000), "n": rng.integers(0, 5, size=1000),
+        "c": rng.choice(["a", "b", None], size=1000),
+    })
+    kinds = {c: stats._hash_kind(frame[c]) for c in frame}
+    whole = stats._row_hashes(frame, list(frame), kinds)
+    monkeypatch.setattr(stats, "HASH_CHUNK_ROWS", 97)
+    np.testing.assert_array_equal(stats._row_hashes(frame, list(frame), kinds), whole)
+    # an unhashable cell in a late chunk: every chunk falls back to text, consistently
+    lists = frame.assign(c=[["a"]] * 999 + [["b"]])
+    lists_kinds = {c: stats._hash_kind(lists[c]) for c in lists}
+    hashed = stats._row_hashes(lists, list(lists), lists_kinds)
+    monkeypatch.setattr(stats, "HASH_CHUNK_ROWS", 10_000)
+    np.testing.assert_array_equal(stats._row_hashes(lists, list(lists), lists_kinds), hashed)
