@@ -14,8 +14,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mlflow_deepfix.model_adapter import ModelAdapter
-from mlflow_deepfix.testing import _predict_via_proba
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter
+from mlflow_deepfix.testing.predictions import predict_via_proba
 
 
 class _ThresholdForest(RandomForestClassifier):
@@ -50,7 +50,7 @@ def _adapter(model, data, tmp_path, **save_kwargs):
 def test_labels_from_probabilities_equal_the_models_predict(make, data, tmp_path):
     adapter = _adapter(make(), data, tmp_path)
     assert adapter.labels_follow_proba
-    labels, proba = _predict_via_proba(adapter, data[0])
+    labels, proba = predict_via_proba(adapter, data[0])
     np.testing.assert_array_equal(labels, adapter.predict(data[0]))
     np.testing.assert_allclose(proba, adapter.predict_proba(data[0]))
 
@@ -64,14 +64,14 @@ def test_labels_from_probabilities_equal_the_models_predict(make, data, tmp_path
 def test_other_models_predict_the_usual_way(make, kwargs, data, tmp_path):
     adapter = _adapter(make(), data, tmp_path, **kwargs)
     assert not adapter.labels_follow_proba
-    assert _predict_via_proba(adapter, data[0]) is None
+    assert predict_via_proba(adapter, data[0]) is None
 
 
 # ------------------------------------------------------------ bounded samples for checks
 
 
 def test_stratified_index_keeps_class_shares_and_is_seeded():
-    from mlflow_deepfix.row_sampling import stratified_index
+    from mlflow_deepfix.testing.stats.sampling import stratified_index
 
     rng = np.random.default_rng(0)
     labels = pd.Series(rng.choice(["a", "b", "rare"], size=100_000, p=[0.7, 0.2995, 0.0005]))

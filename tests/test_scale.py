@@ -12,9 +12,9 @@ from tests.conftest import log_model
 def test_checks_see_a_bounded_sample_and_statistics_every_row(
     tracking_uri, breast_cancer_splits, monkeypatch
 ):
-    import mlflow_deepfix.row_sampling as row_sampling
+    from mlflow_deepfix.testing.stats import sampling
 
-    monkeypatch.setattr(row_sampling, "CHECKS_MAX_ROWS", 150)
+    monkeypatch.setattr(sampling, "CHECKS_MAX_ROWS", 150)
     train, test = breast_cancer_splits
     features = train.drop(columns=["label"])
     model_uri = log_model(
@@ -45,7 +45,7 @@ def test_row_hashes_in_chunks_equal_hashing_the_whole_frame(monkeypatch):
     import numpy as np
     import pandas as pd
 
-    from mlflow_deepfix import stats
+    from mlflow_deepfix.testing.stats import rows as stats
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({
