@@ -120,10 +120,13 @@ def child_deepfix(rows: int, seed: int, cache_repeat: bool) -> dict:
 
 
 def child_full_suite(rows: int, seed: int) -> dict:
-    from deepchecks.tabular import Dataset
-    from deepchecks.tabular.suites import full_suite
+    import importlib
 
     import mlflow_deepfix.checks  # noqa: F401 - the compatibility patches, before Deepchecks
+
+    # imported by name, after the line above (an import sorter must not move them up)
+    Dataset = importlib.import_module("deepchecks.tabular").Dataset
+    full_suite = importlib.import_module("deepchecks.tabular.suites").full_suite
 
     bench, train, test, model = _setup(rows, seed)
     kwargs = {"label": bench.LABEL, "cat_features": bench.CAT_FEATURES}
@@ -167,7 +170,7 @@ def _import_seconds(eager_rfc3987: bool, repeats: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-rows", type=int, default=100_000,
                         help="size at which the cache first run / repeat is measured (0: none)")
