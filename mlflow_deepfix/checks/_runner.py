@@ -48,6 +48,7 @@ from mlflow_deepfix.checks._catalog import (
     CheckSpec,
 )
 from mlflow_deepfix.checks._condense import condense, log_run, strip_numpy_reprs
+from mlflow_deepfix.checks._pps_memo import shared_pps
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
@@ -617,7 +618,8 @@ def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int |
                                                  reason=units)
                     continue
                 jobs.extend((unit, check) for unit in units)
-        results = _run_parallel(jobs, plan, progress)
+        with shared_pps():  # train PPS: once for Feature Label Correlation (+ Change)
+            results = _run_parallel(jobs, plan, progress)
     outcomes = []
     for name, suite in ordered:
         if name in skipped:
