@@ -17,6 +17,7 @@ from mlflow_deepfix.errors import DeepfixConfigError
 SUITES = ("data_integrity", "train_test_validation", "model_evaluation")
 FAIL_ON = ("critical", "high", "medium", "low")
 MODALITIES = ("tabular", "text", "image")
+PRIVACY = ("default", "strict")
 
 
 class LLMConfig(BaseModel):
@@ -69,6 +70,8 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: what of the data may be stored (see mlflow_deepfix.privacy and README)
+    privacy: Literal["default", "strict"] = "default"
 
     @field_validator("train_data")
     @classmethod
@@ -138,6 +141,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "privacy": f"one of {list(PRIVACY)}",
 }
 
 

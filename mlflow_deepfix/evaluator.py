@@ -58,23 +58,39 @@ class DeepfixEvaluator(ModelEvaluator):
 def evaluate_inputs(
     inputs: Any, config: DeepfixConfig, *, run_id: str, started: float | None = None
 ) -> EvaluationResult:
-    """Testing, diagnosis and output for already validated inputs."""
+    """Testing, diagnosis and output for already validated inputs, with the privacy
+    level of ``config`` applied to everything stored and logged."""
+    from mlflow_deepfix.privacy import Scrubber, scrubbed_logs
+
+    started = time.perf_counter() if started is None else started
+    scrubber = Scrubber((inputs.test, inputs.train), keep=inputs.feature_names)
+    with scrubbed_logs(scrubber):
+        return _evaluate(inputs, config, run_id=run_id, started=started, scrubber=scrubber)
+
+
+def _evaluate(
+    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float, scrubber: Any
+) -> EvaluationResult:
+    """Testing, diagnosis and output (see :func:`evaluate_inputs`)."""
     from mlflow_deepfix.diagnosis import diagnose
     from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
+    from mlflow_deepfix.privacy import protect_artifact, protect_diagnosis
     from mlflow_deepfix.report import render_report
     from mlflow_deepfix.testing import run_testing
 
     from deepfix_agents.grounding import prefetch_kb
 
-    started = time.perf_counter() if started is None else started
     # Import Deepchecks first, then let the KB's embedding model load while the checks
     # run: two imports at once only fight over the GIL, the checks mostly release it.
     import_module("mlflow_deepfix.checks")
     kb = prefetch_kb(config.kb)
     artifact, _ = run_testing(inputs, config)
+    # privacy applies before the diagnosis: findings quote only what may be stored
+    artifact = protect_artifact(artifact, scrubber, config.privacy)
     diagnosis_started = time.perf_counter()
     diagnosis, extra = diagnose(artifact, config, kb=kb)
     diagnosis_seconds = time.perf_counter() - diagnosis_started
+    diagnosis = protect_diagnosis(diagnosis, scrubber, config.privacy)
     diagnosis = _with_timings(diagnosis, artifact, diagnosis_seconds, started)
     report_html = render_report(diagnosis, artifact, context=extra.get("report_context"))
     metrics = {**contract_metrics(diagnosis), **(extra.get("metrics") or {})}
