@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # noqa: BLE001 - a CLI user gets one line, not a traceback
+    except Exception as error:
         if debug:
             raise
         print(f"deepfix {args.command}: error: {describe_error(error)}", file=sys.stderr)

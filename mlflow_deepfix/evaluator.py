@@ -72,13 +72,13 @@ def _evaluate(
     inputs: Any, config: DeepfixConfig, *, run_id: str, started: float, scrubber: Any
 ) -> EvaluationResult:
     """Testing, diagnosis and output (see :func:`evaluate_inputs`)."""
+    from deepfix_agents.grounding import prefetch_kb
+
     from mlflow_deepfix.diagnosis import diagnose
     from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
     from mlflow_deepfix.privacy import protect_artifact, protect_diagnosis
     from mlflow_deepfix.report import render_report
     from mlflow_deepfix.testing import run_testing
-
-    from deepfix_agents.grounding import prefetch_kb
 
     # Import Deepchecks first, then let the KB's embedding model load while the checks
     # run: two imports at once only fight over the GIL, the checks mostly release it.

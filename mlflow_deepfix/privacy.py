@@ -79,7 +79,8 @@ class Scrubber:
             if frame is None:
                 continue
             self.keep.update(str(c) for c in frame.columns)
-            for _, column in frame.items():
+            for index in range(frame.shape[1]):
+                column = frame.iloc[:, index]
                 self._remember(column)
         self.strings -= self.keep
         # values with characters outside a token are found by substring search instead
