@@ -74,15 +74,26 @@ class Scrubber:
         self.keep = {str(k) for k in keep}
         self.strings: set[str] = set()
         self.phrases: list[str] = []
-        self.numbers: set[float] = set()
+        self._number_parts: list[np.ndarray] = []
         for frame in frames:
             if frame is None:
                 continue
             self.keep.update(str(c) for c in frame.columns)
-            for index in range(frame.shape[1]):
-                column = frame.iloc[:, index]
-                self._remember(column)
+            plain = [
+                i for i, dtype in enumerate(frame.dtypes)
+                if ptypes.is_float_dtype(dtype) or ptypes.is_integer_dtype(dtype)
+            ]
+            if plain:  # one block for the (often many) plain numeric columns
+                self._remember_numbers(frame.iloc[:, plain].to_numpy(dtype=float, na_value=np.nan))
+            for index in sorted(set(range(frame.shape[1])) - set(plain)):
+                self._remember(frame.iloc[:, index])
         self.strings -= self.keep
+        #: sorted distinct numbers of the frames (membership by binary search: a set of
+        #: millions of floats costs seconds to build)
+        self.numbers = (
+            np.unique(np.concatenate(self._number_parts)) if self._number_parts else np.empty(0)
+        )
+        del self._number_parts
         # values with characters outside a token are found by substring search instead
         self.phrases = sorted(
             {s for s in self.strings if _TOKEN.fullmatch(s) is None}, key=len, reverse=True
@@ -93,10 +104,7 @@ class Scrubber:
         if ptypes.is_bool_dtype(dtype) or ptypes.is_datetime64_any_dtype(dtype):
             return
         if ptypes.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
-            values = column.to_numpy(dtype=float, na_value=np.nan)
-            values = np.unique(values[np.isfinite(values)])
-            keep = ~((values == np.round(values)) & (np.abs(values) < _SMALL_INTEGER))
-            self.numbers.update(values[keep][:_MAX_CELLS].tolist())
+            self._remember_numbers(column.to_numpy(dtype=float, na_value=np.nan))
             return
         counts = column.dropna().astype(str).value_counts(ascending=True)
         for value in counts.index[:_MAX_CELLS]:
@@ -107,7 +115,12 @@ class Scrubber:
             if number is not None and not (
                 number == round(number) and abs(number) < _SMALL_INTEGER
             ):
-                self.numbers.add(number)
+                self._number_parts.append(np.array([number]))
+
+    def _remember_numbers(self, values: np.ndarray) -> None:
+        values = np.unique(values[np.isfinite(values)])
+        keep = ~((values == np.round(values)) & (np.abs(values) < _SMALL_INTEGER))
+        self._number_parts.append(values[keep])
 
     # ------------------------------------------------------------------ text
     def scrub(self, text: str | None, *, exception: bool = False) -> str | None:
@@ -121,6 +134,10 @@ class Scrubber:
             if phrase in text:
                 text = text.replace(phrase, REDACTED)
         return _TOKEN.sub(self._token, text)
+
+    def _is_cell_number(self, number: float) -> bool:
+        at = int(np.searchsorted(self.numbers, number))
+        return at < self.numbers.size and self.numbers[at] == number
 
     def _quoted(self, match: re.Match) -> str:
         body = match.group("body")
@@ -136,12 +153,13 @@ class Scrubber:
         if token in self.strings or bare in self.strings:
             return REDACTED
         number = _as_number(bare)
-        if number is not None and number in self.numbers:
+        if number is not None and self._is_cell_number(number):
             return REDACTED
         return token
 
 
 def _as_number(text: str) -> float | None:
+    """``text`` as a finite float when it is written as a number, else None."""
     if not _NUMBER.match(text):
         return None
     try:
