@@ -95,6 +95,9 @@ def test_planted_values_never_leave_the_evaluation(tracking_uri, tmp_path, caplo
         assert abs(amount["max"] - PLANTED_NUMBER) > 1
     findings = json.loads(next(t for p, t in texts.items() if p.endswith("findings.json")))
     assert findings["findings"], "the crash must be a finding"
+    top = findings["findings"][0]
+    assert top["category"] == "data_type_issues", [f["category"] for f in findings["findings"]]
+    assert "'code' (object, 1 non-numeric value" in top["evidence"][0]["detail"]
     assert result.metrics["deepfix_findings_count"] >= 1
 
 
