@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule
-from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for, missing_columns
+from deepfix_agents.rules._runtime import (
+    classify,
+    crash_detail,
+    crash_score,
+    crashes_for,
+    missing_columns,
+)
 
 
 @register_rule
@@ -52,6 +58,14 @@ class SchemaMismatch(Rule):
         "unused_features",
         "missing_values",
     )
+
+    def explains_for(self, artifact):
+        """A crash that the types of the data explain better (data_type_issues,
+        missing_values, ...) stays its own, more specific finding."""
+        crashed_elsewhere = {
+            classify(f) for f in artifact.runtime_failures
+        } - {self.id}
+        return tuple(c for c in self.explains if c not in crashed_elsewhere)
 
     def detect_runtime(self, artifact):
         for failure in crashes_for(artifact, self.id):
