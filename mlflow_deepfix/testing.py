@@ -19,6 +19,7 @@ import pandas as pd
 from mlflow_deepfix import __version__
 from mlflow_deepfix.config import DeepfixConfig
 from mlflow_deepfix.crash import capture_failure
+from mlflow_deepfix.errors import ModelOutputError
 from mlflow_deepfix.inputs import EvalInputs
 from mlflow_deepfix.schemas import ArtifactData, PerformanceSummary, RuntimeFailure
 
@@ -41,17 +42,46 @@ def _labelled(frame: pd.DataFrame | None, target: str) -> pd.DataFrame | None:
     return frame[frame[target].notna()].reset_index(drop=True)
 
 
+def check_output(values, n_rows: int, *, proba: bool = False) -> np.ndarray:
+    """The model's output as an array of one prediction (or one probability row) per
+    input row; anything else raises :class:`ModelOutputError`, which the diagnosis reports
+    as ``wrong_task_type``."""
+    what = "probabilities" if proba else "predictions"
+    if values is None:
+        raise ModelOutputError(f"the model returned None as {what} for {n_rows} rows")
+    array = np.asarray(values)
+    if not proba and array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    expected = 2 if proba else 1
+    if array.ndim != expected or len(array) != n_rows:
+        layout = "rows x classes" if proba else "one value per row"
+        raise ModelOutputError(
+            f"the model returned {what} of shape {array.shape} for {n_rows} rows "
+            f"(expected {layout})",
+            shape=array.shape,
+        )
+    if not proba and array.dtype == object and any(
+        isinstance(v, (list, tuple, dict, np.ndarray)) for v in array[: min(n_rows, 50)]
+    ):
+        raise ModelOutputError(f"the model returned nested values as {what}", shape=array.shape)
+    return array
+
+
 def _predict_all(
     inputs: EvalInputs, test: pd.DataFrame, train: pd.DataFrame | None
 ) -> tuple[Predictions, list[RuntimeFailure]]:
     predictions, failures = Predictions(), []
     adapter = inputs.adapter
 
+    reference = None
+    if train is not None:
+        reference = train.drop(columns=[inputs.target])
+
     def attempt(stage: str, call, features: pd.DataFrame):
         try:
-            return call(features)
+            return check_output(call(features), len(features), proba=stage.startswith("predict_proba"))
         except Exception as error:  # noqa: BLE001 - any model error becomes a finding
-            logger.warning("%s failed: %s", stage, error)
+            logger.warning("%s failed: %s: %s", stage, type(error).__name__, error)
             failures.append(
                 capture_failure(
                     stage,
@@ -59,6 +89,7 @@ def _predict_all(
                     frame=features,
                     expected_columns=adapter.feature_names,
                     model=inputs.model,
+                    reference=None if stage.endswith(":train") else reference,
                 )
             )
             return None
@@ -185,11 +216,15 @@ def _tabular_tests(
     """Deepchecks' tabular suites, the baseline ladder and the dataset statistics:
     (checks, baselines, dataset summary, segment frame, segment features)."""
     from mlflow_deepfix.baselines import baseline_ladder
-    from mlflow_deepfix.checks import CheckInputs, run_checks
+    from mlflow_deepfix.checks import MAX_CHECK_FEATURES, CheckInputs, cap_note, run_checks
     from mlflow_deepfix.stats import summarize_dataset
 
     target, feature_names = inputs.target, inputs.feature_names
-    shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
+    test_columns = set(test.columns)
+    train_columns = set(train.columns) if train is not None else test_columns
+    shared = [c for c in feature_names if c in test_columns and c in train_columns]
+    if len(shared) > MAX_CHECK_FEATURES:
+        notes.append(cap_note(len(shared), MAX_CHECK_FEATURES, by_importance=bool(importances)))
     # Deepchecks refuses an index or date column that is also a feature; the model's use of
     # such a column is diagnosed from our statistics (identifier_leakage) instead.
     index_col, datetime_col = inputs.index_col, inputs.datetime_col
