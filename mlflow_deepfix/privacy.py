@@ -11,7 +11,8 @@ evaluation runs.
 ``default``
     exception text is kept but scrubbed of quoted literals and of any value that matches
     a cell of the evaluated frames; numeric summaries are rounded to 3 significant
-    digits (the extremes themselves are robust quantiles, p0.5/p99.5, see ``stats``).
+    digits (the extremes themselves are robust quantiles, p0.5/p99.5, see
+    ``testing.stats.columns``).
 ``strict``
     exception text, extremes (min/max/q01/q99), the text details of checks and the
     category values of segments are dropped; counts, shares, dtypes and column names stay.

@@ -10,7 +10,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from mlflow_deepfix import DeepfixInputError
-from mlflow_deepfix.column_labels import stringify_labels
+from mlflow_deepfix.inputs.labels import stringify_labels
 
 
 class _IntLabelModel:

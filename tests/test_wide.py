@@ -36,7 +36,7 @@ def test_capped_checks_see_the_top_columns_and_the_model_gets_all(tmp_path):
     import mlflow.pyfunc
     import mlflow.sklearn
 
-    from mlflow_deepfix.model_adapter import ModelAdapter
+    from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 
     frame = _wide(300, 60)
     features = [c for c in frame.columns if c != "label"]
