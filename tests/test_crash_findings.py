@@ -4,35 +4,35 @@ category, with the runtime evidence (exception, columns, dtypes, counts) and a f
 from __future__ import annotations
 
 import pytest
-
 from deepfix_agents import diagnose_with_rules
 from deepfix_agents.rules._runtime import classify
+
 from mlflow_deepfix.schemas import ArtifactData, DatasetSummary, RuntimeFailure, SplitStats
 
 
 def _failure(**kw) -> RuntimeFailure:
-    base = dict(stage="predict:test", exception_type="ValueError", message="boom",
-                expected_columns=["a", "b"], given_columns=["a", "b"],
-                given_types={"a": "float64", "b": "object"}, shape=[100, 2])
+    base = {"stage": "predict:test", "exception_type": "ValueError", "message": "boom",
+                "expected_columns": ["a", "b"], "given_columns": ["a", "b"],
+                "given_types": {"a": "float64", "b": "object"}, "shape": [100, 2]}
     base.update(kw)
     return RuntimeFailure(**base)
 
 
 CASES = [
-    (dict(given_columns=["a"], exception_type="KeyError", message="['b'] not in index"), "schema_mismatch"),
-    (dict(output_shape=[100, 2], exception_type="ModelOutputError",
-          message="predictions of shape (100, 2) for 100 rows (expected one value per row)"), "wrong_task_type"),
-    (dict(stage="predict_proba:test", message="predict_proba is not available"), "wrong_task_type"),
-    (dict(message="Found unknown categories ['<redacted>'] in column 1 during transform",
-          unseen_counts={"b": 3}), "unseen_categories"),
-    (dict(message="Input X contains NaN.", nan_counts={"a": 4}), "missing_values"),
-    (dict(message="Input X contains infinity or a value too large for dtype('float64').",
-          inf_counts={"a": 2}), "outliers"),
-    (dict(message="could not convert string to float: '<redacted>'", non_numeric_counts={"b": 1}),
+    ({"given_columns": ["a"], "exception_type": "KeyError", "message": "['b'] not in index"}, "schema_mismatch"),
+    ({"output_shape": [100, 2], "exception_type": "ModelOutputError",
+          "message": "predictions of shape (100, 2) for 100 rows (expected one value per row)"}, "wrong_task_type"),
+    ({"stage": "predict_proba:test", "message": "predict_proba is not available"}, "wrong_task_type"),
+    ({"message": "Found unknown categories ['<redacted>'] in column 1 during transform",
+          "unseen_counts": {"b": 3}}, "unseen_categories"),
+    ({"message": "Input X contains NaN.", "nan_counts": {"a": 4}}, "missing_values"),
+    ({"message": "Input X contains infinity or a value too large for dtype('float64').",
+          "inf_counts": {"a": 2}}, "outliers"),
+    ({"message": "could not convert string to float: '<redacted>'", "non_numeric_counts": {"b": 1}},
      "data_type_issues"),
     # strict privacy: no message at all, the counts still decide
-    (dict(message="(hidden: privacy=strict)", non_numeric_counts={"b": 1}), "data_type_issues"),
-    (dict(exception_type="RuntimeError", message="something else entirely"), "schema_mismatch"),
+    ({"message": "(hidden: privacy=strict)", "non_numeric_counts": {"b": 1}}, "data_type_issues"),
+    ({"exception_type": "RuntimeError", "message": "something else entirely"}, "schema_mismatch"),
 ]
 
 

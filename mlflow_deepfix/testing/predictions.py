@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.inputs import EvalInputs
 from mlflow_deepfix.errors import ModelOutputError
+from mlflow_deepfix.inputs import EvalInputs
 from mlflow_deepfix.schemas import RuntimeFailure
 from mlflow_deepfix.testing.crash import capture_failure
 
