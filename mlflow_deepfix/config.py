@@ -35,6 +35,7 @@ __all__ = [
 SUITES = ("data_integrity", "train_test_validation", "model_evaluation")
 FAIL_ON = ("critical", "high", "medium", "low")
 MODALITIES = ("tabular", "text", "image")
+PRIVACY = ("default", "strict")
 
 
 class KBConfig(BaseModel):
@@ -69,6 +70,8 @@ class DeepfixConfig(BaseModel):
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
     #: reuse the testing step's result for identical inputs (see mlflow_deepfix.cache)
     cache: StrictBool = True
+    #: what of the data may be stored (see mlflow_deepfix.privacy and README)
+    privacy: Literal["default", "strict"] = "default"
 
     @field_validator("train_data")
     @classmethod
@@ -139,6 +142,7 @@ _ACCEPTED = {
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
     "cache": "true or false",
+    "privacy": f"one of {list(PRIVACY)}",
 }
 
 

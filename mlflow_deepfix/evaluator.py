@@ -57,15 +57,28 @@ class DeepfixEvaluator(ModelEvaluator):
 def evaluate_inputs(
     inputs: Any, config: DeepfixConfig, *, run_id: str, started: float | None = None
 ) -> EvaluationResult:
-    """Testing, diagnosis and output for already validated inputs."""
+    """Testing, diagnosis and output for already validated inputs, with the privacy
+    level of ``config`` applied to everything stored and logged."""
+    from mlflow_deepfix.privacy import Scrubber, scrubbed_logs
+
+    started = time.perf_counter() if started is None else started
+    scrubber = Scrubber((inputs.test, inputs.train), keep=inputs.feature_names)
+    with scrubbed_logs(scrubber):
+        return _evaluate(inputs, config, run_id=run_id, started=started, scrubber=scrubber)
+
+
+def _evaluate(
+    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float, scrubber: Any
+) -> EvaluationResult:
+    """Testing, diagnosis and output (see :func:`evaluate_inputs`)."""
+    from deepfix_agents.grounding import prefetch_kb
+
     from mlflow_deepfix.cache import run_testing_cached
     from mlflow_deepfix.diagnosis import diagnose
     from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
+    from mlflow_deepfix.privacy import protect_artifact, protect_diagnosis
     from mlflow_deepfix.report import render_report
 
-    from deepfix_agents.grounding import prefetch_kb
-
-    started = time.perf_counter() if started is None else started
     # Deepchecks is imported (on a cache miss) before the KB's embedding model starts
     # loading in the background: two imports at once only fight over the GIL, while the
     # checks that follow mostly release it.
@@ -77,9 +90,12 @@ def evaluate_inputs(
     artifact, cached = run_testing_cached(inputs, config, before_testing=start_kb)
     if not kb_future:
         start_kb()
+    # privacy applies before the diagnosis: findings quote only what may be stored
+    artifact = protect_artifact(artifact, scrubber, config.privacy)
     diagnosis_started = time.perf_counter()
     diagnosis, extra = diagnose(artifact, config, kb=kb_future[0])
     diagnosis_seconds = time.perf_counter() - diagnosis_started
+    diagnosis = protect_diagnosis(diagnosis, scrubber, config.privacy)
     diagnosis = _with_timings(diagnosis, artifact, diagnosis_seconds, started)
     context = extra.get("report_context") or {}
     context.setdefault("footer", []).insert(0, cached.footer)

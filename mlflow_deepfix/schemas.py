@@ -283,6 +283,13 @@ class RuntimeFailure(_Model):
     shape: list[int] = Field(default_factory=list)
     nan_counts: dict[str, int] = Field(default_factory=dict)
     inf_counts: dict[str, int] = Field(default_factory=dict)
+    #: text/object columns: number of values that are not numbers (a numeric model
+    #: cannot read them)
+    non_numeric_counts: dict[str, int] = Field(default_factory=dict)
+    #: categorical columns: rows holding a category absent from the training data
+    unseen_counts: dict[str, int] = Field(default_factory=dict)
+    #: the shape of what the model returned, when it returned something unusable
+    output_shape: list[int] = Field(default_factory=list)
 
 
 class ArtifactData(_Model):

@@ -22,7 +22,7 @@ from mlflow_deepfix.schemas import (
 
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
-    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache",
+    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache", "privacy",
 ]
 CATEGORIES = {
     "data": ["missing_values", "data_type_issues", "duplicate_samples", "conflicting_labels",
@@ -51,6 +51,7 @@ def test_config_keys_and_defaults():
     assert config.seed == 0 and config.provider == "rules" and config.fail_on == "critical"
     assert config.train_data is None and config.kb is None
     assert config.cache is True
+    assert config.privacy == "default"
 
 
 def test_llm_options_are_those_of_the_contract():

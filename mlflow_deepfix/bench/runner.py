@@ -461,7 +461,7 @@ def run_bench_cli(args: argparse.Namespace) -> int:
     try:
         scenarios = select(getattr(args, "scenarios", None))
     except ValueError as error:
-        sys.stderr.write(f"deepfix bench: {error}\n")
+        sys.stderr.write(f"deepfix bench: error: {' '.join(str(error).split())}\n")
         return 2
     if getattr(args, "list", False):
         width = max(len(s.id) for s in scenarios)
@@ -473,6 +473,10 @@ def run_bench_cli(args: argparse.Namespace) -> int:
         config["provider"] = args.provider
     if getattr(args, "no_kb", False):
         config["kb"] = False
+    problem = _cli_problem(args, config)
+    if problem:  # refused before minutes of scenarios run
+        sys.stderr.write(f"deepfix bench: error: {problem}\n")
+        return 2
     report = run_bench(
         scenarios,
         seed=args.seed,
@@ -486,3 +490,23 @@ def run_bench_cli(args: argparse.Namespace) -> int:
         path = report.to_json(args.json_path)
         sys.stdout.write(f"report written to {path}\n")
     return 0
+
+
+def _cli_problem(args: argparse.Namespace, config: dict[str, Any]) -> str | None:
+    """What is wrong with the ``deepfix bench`` arguments, in one line, or None."""
+    from pathlib import Path
+
+    from mlflow_deepfix.config import parse_config
+    from mlflow_deepfix.errors import DeepfixError
+
+    try:
+        parse_config(config)
+    except DeepfixError as error:
+        return " ".join(error.message.split()) + " (check --provider)"
+    json_path = getattr(args, "json_path", None)
+    if json_path and not Path(json_path).expanduser().resolve().parent.is_dir():
+        return (
+            f"--json {json_path!r}: the folder {str(Path(json_path).parent)!r} does not exist; "
+            "create it or choose another path."
+        )
+    return None

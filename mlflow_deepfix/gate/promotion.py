@@ -208,6 +208,11 @@ def _prepare(
         tolerance=tolerance,
     )
     frame = _as_frame(data, name="data")
+    if len(frame) == 0:  # refused before MLflow's dataset digest fails on it
+        raise DeepfixInputError(
+            "data is empty (0 rows): the gate needs labelled evaluation rows; check the file "
+            "or the filter that produced it."
+        )
     _check_target(frame, targets, name="data")
     train = _as_frame(train_data, name="train_data") if train_data is not None else None
     if train is not None:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from mlflow_deepfix.config import DeepfixConfig
 from mlflow_deepfix.errors import DeepfixInputError
+from mlflow_deepfix.inputs.labels import stringify_labels
 from mlflow_deepfix.inputs.lineage import training_data_from_lineage
 from mlflow_deepfix.inputs.model_adapter import ModelAdapter, resolve_feature_names
 from mlflow_deepfix.inputs.validation import (
@@ -66,11 +67,17 @@ def build_inputs(
             "deepfix needs the model itself (model=<URI or pyfunc>), not only predictions."
         )
     test, target = frame_from_dataset(dataset)
+    raw_train = config.train_data
+    # column labels of any type: text from here on, the originals kept for the model
+    framed, column_labels = stringify_labels({"data": test, "train_data": raw_train})
+    test, raw_train = framed["data"], framed["train_data"]
     check_frame(test, name="data", target=target, hint="pass a non-empty test DataFrame.")
 
     notes: list[str] = []
-    if config.train_data is not None:
-        train, train_source = config.train_data, "evaluator_config"
+    if column_labels:
+        notes.append(column_labels.note())
+    if raw_train is not None:
+        train, train_source = raw_train, "evaluator_config"
         check_frame(
             train,
             name="evaluator_config['deepfix']['train_data']",
@@ -94,7 +101,9 @@ def build_inputs(
     special = {c for c in (config.index_col, config.datetime_col) if c}
     candidates = [c for c in test.columns if c != target and c not in special]
     feature_names = resolve_feature_names(model, candidates)
-    adapter = ModelAdapter(model, feature_names, is_classifier=task != "regression")
+    adapter = ModelAdapter(
+        model, feature_names, is_classifier=task != "regression", column_labels=column_labels
+    )
     if task != "regression":
         adapter.detect_pyfunc_proba(test, test[target].dropna().to_numpy())
 

@@ -85,8 +85,13 @@ class ModelAdapter:
     :class:`AttributeError` (which is how Deepchecks detects the capability).
     """
 
-    def __init__(self, model: Any, feature_names: list[str], is_classifier: bool):
+    def __init__(
+        self, model: Any, feature_names: list[str], is_classifier: bool, column_labels: Any = None
+    ):
         self.model = model
+        #: the user's own column labels (``inputs.labels.ColumnLabels``), restored before
+        #: every call: the model sees the columns exactly as it was trained on them
+        self.column_labels = column_labels
         self.raw_model = _raw_model(model)
         self.feature_names = list(feature_names)
         self.is_classifier = is_classifier
@@ -99,11 +104,11 @@ class ModelAdapter:
     # ------------------------------------------------------------------ predictions
     def _features(self, X: pd.DataFrame) -> pd.DataFrame:
         missing = [c for c in self.feature_names if c not in X.columns]
-        if missing:
-            # Let the model raise its own error: crash diagnosis records it with the
-            # expected and given columns.
-            return X
-        return X[self.feature_names]
+        if not missing:
+            X = X[self.feature_names]
+        # else let the model raise its own error: crash diagnosis records it with the
+        # expected and given columns
+        return self.column_labels.restore(X) if self.column_labels else X
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
         output = self.model.predict(self._features(X))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mlflow_deepfix.errors import ModelOutputError
 from mlflow_deepfix.inputs import EvalInputs
 from mlflow_deepfix.schemas import RuntimeFailure
 from mlflow_deepfix.testing.crash import capture_failure
@@ -59,17 +60,46 @@ def predict_via_proba(adapter, features: pd.DataFrame) -> tuple[np.ndarray, np.n
     return labels, proba
 
 
+def check_output(values, n_rows: int, *, proba: bool = False) -> np.ndarray:
+    """The model's output as an array of one prediction (or one probability row) per
+    input row; anything else raises :class:`ModelOutputError`, which the diagnosis reports
+    as ``wrong_task_type``."""
+    what = "probabilities" if proba else "predictions"
+    if values is None:
+        raise ModelOutputError(f"the model returned None as {what} for {n_rows} rows")
+    array = np.asarray(values)
+    if not proba and array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    expected = 2 if proba else 1
+    if array.ndim != expected or len(array) != n_rows:
+        layout = "rows x classes" if proba else "one value per row"
+        raise ModelOutputError(
+            f"the model returned {what} of shape {array.shape} for {n_rows} rows "
+            f"(expected {layout})",
+            shape=array.shape,
+        )
+    if not proba and array.dtype == object and any(
+        isinstance(v, (list, tuple, dict, np.ndarray)) for v in array[: min(n_rows, 50)]
+    ):
+        raise ModelOutputError(f"the model returned nested values as {what}", shape=array.shape)
+    return array
+
+
 def predict_all(
     inputs: EvalInputs, test: pd.DataFrame, train: pd.DataFrame | None
 ) -> tuple[Predictions, list[RuntimeFailure]]:
     predictions, failures = Predictions(), []
     adapter = inputs.adapter
 
+    reference = None
+    if train is not None:
+        reference = train.drop(columns=[inputs.target])
+
     def attempt(stage: str, call, features: pd.DataFrame):
         try:
-            return call(features)
+            return check_output(call(features), len(features), proba=stage.startswith("predict_proba"))
         except Exception as error:  # noqa: BLE001 - any model error becomes a finding
-            logger.warning("%s failed: %s", stage, error)
+            logger.warning("%s failed: %s: %s", stage, type(error).__name__, error)
             failures.append(
                 capture_failure(
                     stage,
@@ -77,6 +107,7 @@ def predict_all(
                     frame=features,
                     expected_columns=adapter.feature_names,
                     model=inputs.model,
+                    reference=None if stage.endswith(":train") else reference,
                 )
             )
             return None

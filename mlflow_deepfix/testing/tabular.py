@@ -34,12 +34,16 @@ def tabular_tests(
 ):
     """Deepchecks' tabular suites, the baseline ladder and the dataset statistics:
     (checks, baselines, dataset summary, segment frame, segment features)."""
-    from mlflow_deepfix.checks import CheckInputs, run_checks
+    from mlflow_deepfix.checks import MAX_CHECK_FEATURES, CheckInputs, cap_note, run_checks
     from mlflow_deepfix.testing.baselines import baseline_ladder
     from mlflow_deepfix.testing.stats import summarize_dataset
 
     target, feature_names = inputs.target, inputs.feature_names
-    shared = [c for c in feature_names if c in test.columns and (train is None or c in train)]
+    test_columns = set(test.columns)
+    train_columns = set(train.columns) if train is not None else test_columns
+    shared = [c for c in feature_names if c in test_columns and c in train_columns]
+    if len(shared) > MAX_CHECK_FEATURES:
+        notes.append(cap_note(len(shared), MAX_CHECK_FEATURES, by_importance=bool(importances)))
     # Deepchecks refuses an index or date column that is also a feature; the model's use of
     # such a column is diagnosed from our statistics (identifier_leakage) instead.
     index_col, datetime_col = inputs.index_col, inputs.datetime_col

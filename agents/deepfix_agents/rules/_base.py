@@ -174,7 +174,10 @@ class Rule:
         return self.explains
 
     def fix_list(self, signals: Sequence[Signal], artifact: ArtifactData) -> list[str]:
-        return list(self.modality_fixes.get(artifact.modality) or self.fixes)
+        """The rule's fixes; a crash's own fix (fact ``crash_fix``) comes first."""
+        fixes = list(self.modality_fixes.get(artifact.modality) or self.fixes)
+        first = [s.facts["crash_fix"] for s in signals if s.facts.get("crash_fix")]
+        return list(dict.fromkeys([*first, *fixes]))
 
     @staticmethod
     def samples(artifact: ArtifactData) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of missing cells in the worst informative column -> score
 COLUMN_SCORE = ((0.01, 0.1), (0.05, 0.25), (0.2, 0.45), (0.5, 0.6), (0.9, 0.7), (1.0, 0.75))
@@ -86,17 +87,22 @@ class MissingValues(Rule):
                 )
 
     def detect_runtime(self, artifact):
-        for failure, column, count in self.crashes_on(artifact, "nan_counts", ("nan", "missing")):
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.nan_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
             yield self.signal(
                 "runtime",
-                score=0.85,
+                score=crash_score(failure),
                 confidence=0.9,
-                detail=(
-                    f"the model crashed on NaN input during {failure.stage} "
-                    f"({failure.exception_type}); {column!r} has {count} NaN"
-                ),
+                detail=crash_detail(failure, counts, "NaN"),
+                value=sum(counts.values()) or None,
                 column=column,
                 crashed=True,
+                crash_fix=(
+                    "Impute before predict inside the model (a SimpleImputer step in the "
+                    f"pipeline) or use an estimator that accepts NaN; {column!r} and "
+                    f"{max(len(counts) - 1, 0)} other column(s) hold NaN."
+                ),
             )
 
     def title(self, signals, artifact):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
 FRACTION_SCORE = ((0.005, 0.0), (0.01, 0.2), (0.02, 0.35), (0.05, 0.55), (0.1, 0.7), (0.2, 0.8))
@@ -188,20 +189,22 @@ class Outliers(Rule):
                 )
 
     def detect_runtime(self, artifact):
-        for failure, column, count in self.crashes_on(
-            artifact, "inf_counts", ("inf", "too large")
-        ):
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.inf_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
             yield self.signal(
                 "runtime",
-                score=INF_CRASH_SCORE,
+                score=max(crash_score(failure), INF_CRASH_SCORE),
                 confidence=0.9,
-                detail=(
-                    f"the model crashed on infinite input during {failure.stage} "
-                    f"({failure.exception_type}); {column!r} has {count} inf"
-                ),
+                detail=crash_detail(failure, counts, "inf"),
                 inf_column=column,
-                n_inf=count,
+                n_inf=counts.get(column, 0) if column else 0,
                 crashed=True,
+                crash_fix=(
+                    f"Replace infinite values before predict ({column!r} holds "
+                    f"{counts.get(column, 0)}): find the division or log that produced them, "
+                    "or map +-inf to NaN and impute inside the pipeline."
+                ),
             )
 
     def detect_deepchecks(self, artifact):

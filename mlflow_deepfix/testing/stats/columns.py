@@ -29,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 #: a value is an outlier beyond this many IQRs outside the inter-quartile range
 _OUTLIER_IQRS = 5.0
+#: quantiles stored as a column's "min" and "max": robust extremes, never one row's value
+#: (privacy, see mlflow_deepfix.privacy; the outlier rule only needs their magnitude)
+ROBUST_EXTREMES = (0.005, 0.995)
 #: IQR of a normal distribution divided by its q99 - q01 range, used when the IQR is 0
 _IQR_PER_Q01_Q99 = 1.349 / 4.653
 #: the most frequent distinct strings of a column examined for case/space variants
@@ -183,11 +186,13 @@ def _column_stats(
         out["n_inf"] = int(ordered.size - finite.size)
         if finite.size:
             q = _sorted_quantiles(finite, (0.01, 0.25, 0.5, 0.75, 0.99))
+            # robust extremes: the exact min/max is the value of a single row
+            low, high = _sorted_quantiles(finite, ROBUST_EXTREMES)
             out.update(
                 mean=float(finite.mean()),
                 std=float(finite.std(ddof=1)) if finite.size > 1 else 0.0,
-                min=float(finite[0]),
-                max=float(finite[-1]),
+                min=float(low),
+                max=float(high),
                 q01=float(q[0]),
                 q50=float(q[2]),
                 q99=float(q[4]),

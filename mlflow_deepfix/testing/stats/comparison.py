@@ -85,18 +85,21 @@ def compare_splits(
             raise TypeError(f"{arg} must be a pandas DataFrame, got {type(value).__name__}")
     classification = is_classification(task)
     out: dict[str, Any] = {
-        "columns_only_in_train": [c for c in train.columns if c not in set(test.columns)],
-        "columns_only_in_test": [c for c in test.columns if c not in set(train.columns)],
         "test_to_train_ratio": len(test) / len(train) if len(train) else 0.0,
     }
-    common = [c for c in train.columns if c in set(test.columns)]
+    train_columns, test_columns = list(train.columns), list(test.columns)
+    in_train, in_test = set(train_columns), set(test_columns)
+    out["columns_only_in_train"] = [c for c in train_columns if c not in in_test]
+    out["columns_only_in_test"] = [c for c in test_columns if c not in in_train]
+    common = [c for c in train_columns if c in in_test]
     out["dtype_mismatches"] = {
         c: f"{train[c].dtype} -> {test[c].dtype}"
         for c in common
         if _dtype_family(train[c].dtype) != _dtype_family(test[c].dtype)
     }
 
-    features = [c for c in feature_names if c in set(common) and c != label]
+    common_set = set(common)
+    features = [c for c in feature_names if c in common_set and c != label]
     if features and len(train) and len(test):
         kinds = {c: _joint_hash_kind(train[c], test[c]) for c in features}
         train_hash = _row_hashes(train, features, kinds)

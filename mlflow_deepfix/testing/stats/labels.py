@@ -94,11 +94,13 @@ def _label_stats(label: pd.Series) -> dict[str, float]:
     if finite.size == 0:
         return {}
     q = np.quantile(finite, [0.01, 0.5, 0.99])
+    # robust extremes (see columns.ROBUST_EXTREMES): never the value of a single row
+    low, high = np.quantile(finite, (0.005, 0.995))
     return {
         "mean": float(finite.mean()),
         "std": float(finite.std(ddof=1)) if finite.size > 1 else 0.0,
-        "min": float(finite.min()),
-        "max": float(finite.max()),
+        "min": float(low),
+        "max": float(high),
         "q01": float(q[0]),
         "q50": float(q[1]),
         "q99": float(q[2]),
