@@ -69,6 +69,7 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    sensitive_features: tuple[str, ...] | None = None
 
     @field_validator("train_data")
     @classmethod
@@ -99,6 +100,20 @@ class DeepfixConfig(BaseModel):
         if isinstance(value, str):
             raise ValueError("must be a list of column names, not a single string")
         return tuple(value) if value is not None else value
+
+    @field_validator("sensitive_features", mode="before")
+    @classmethod
+    def _sensitive_features_list(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, str):
+            raise ValueError("must be a list of column names, not a single string")
+        names = tuple(value)
+        if not names:
+            raise ValueError("must name at least one column (or leave the key out)")
+        if not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError("every entry must be a non-empty column name (str)")
+        return tuple(dict.fromkeys(names))
 
     @field_validator("kb", mode="before")
     @classmethod
@@ -138,6 +153,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "sensitive_features": "a non-empty list of column names of data",
 }
 
 

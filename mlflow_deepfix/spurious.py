@@ -1,0 +1,164 @@
+"""Spurious correlations: a feature whose link to the label holds in training but not in
+the evaluation data.
+
+Ordinary drift moves a feature's *distribution*; a spurious correlation breaks its
+*relation to the label* while the distribution may stay the same (a watermark that
+marked one class in the training photos, a hospital code that coincided with the
+outcome in last year's data). So, for the most important features, this module
+measures on bounded seeded samples of both splits:
+
+* the model-free association with the label in each split (signed Somers' D
+  ``2 AUC - 1`` for binary labels, Spearman for regression, normalised mutual
+  information for categoricals and multiclass labels) and a bootstrap interval of its
+  change;
+* the feature's marginal shift (Kolmogorov-Smirnov statistic, or total variation
+  distance for categoricals), so drift can be told apart;
+* how much the model's score drops when the feature is shuffled, on each split: a
+  model that leans on the feature in training but gains nothing from it (or loses) on
+  the evaluation data is paying for a relation that no longer holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import mutual_info_score
+
+from mlflow_deepfix.robustness import headline_score
+from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+
+MAX_ROWS = 500
+MAX_FEATURES = 10
+BOOTSTRAP = 50
+
+
+def _codes(values: pd.Series) -> np.ndarray:
+    return pd.factorize(values.astype(str), sort=True)[0]
+
+
+def _nmi(x: np.ndarray, y: np.ndarray) -> float:
+    hx = mutual_info_score(x, x)
+    hy = mutual_info_score(y, y)
+    denominator = np.sqrt(hx * hy)
+    return float(mutual_info_score(x, y) / denominator) if denominator > 0 else 0.0
+
+
+def _rank_corr(x: np.ndarray, y: np.ndarray) -> float:
+    rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def association(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None) -> float:
+    """Signed Somers' D (binary label, numeric feature; equal to the rank correlation
+    scaled by the label's spread), Spearman (regression), else normalised MI."""
+    if categorical or (task == "multiclass_classification"):
+        return _nmi(_codes(x), _codes(y))
+    xs = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
+    if task == "regression":
+        ys = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+    else:
+        ys = (y.astype(str).to_numpy() == str(positive)).astype(float)
+    keep = np.isfinite(xs) & np.isfinite(ys)
+    xs, ys = xs[keep], ys[keep]
+    if xs.size < 10:
+        return 0.0
+    if task == "regression":
+        return _rank_corr(xs, ys)
+    n_pos, n_neg = ys.sum(), (1 - ys).sum()
+    if n_pos == 0 or n_neg == 0:
+        return 0.0
+    ranks = pd.Series(xs).rank().to_numpy()
+    auc = (ranks[ys == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+    return float(2 * auc - 1)
+
+
+def marginal_shift(a: pd.Series, b: pd.Series, *, categorical: bool) -> float:
+    """KS statistic (numeric) or total variation distance (categorical)."""
+    if categorical:
+        pa = a.astype(str).value_counts(normalize=True)
+        pb = b.astype(str).value_counts(normalize=True)
+        keys = pa.index.union(pb.index)
+        return float(0.5 * np.abs(pa.reindex(keys, fill_value=0) - pb.reindex(keys, fill_value=0)).sum())
+    xa = np.sort(pd.to_numeric(a, errors="coerce").dropna().to_numpy(dtype=float))
+    xb = np.sort(pd.to_numeric(b, errors="coerce").dropna().to_numpy(dtype=float))
+    if xa.size == 0 or xb.size == 0:
+        return 0.0
+    grid = np.concatenate([xa, xb])
+    cdf_a = np.searchsorted(xa, grid, side="right") / xa.size
+    cdf_b = np.searchsorted(xb, grid, side="right") / xb.size
+    return float(np.abs(cdf_a - cdf_b).max())
+
+
+def measure_spurious(
+    predict,
+    train: pd.DataFrame,
+    test: pd.DataFrame,
+    *,
+    target: str,
+    task: str,
+    feature_names: list[str],
+    cat_features: list[str],
+    importances: dict[str, float] | None = None,
+    classes: list | None = None,
+    seed: int = 0,
+    max_rows: int = MAX_ROWS,
+) -> SpuriousSummary:
+    """Association with the label and shuffle importance, per split, for the most
+    important features (model-native importances, else every feature up to the cap)."""
+    from mlflow_deepfix.stats import sample_index
+
+    rng = np.random.default_rng(seed)
+    tr = train.iloc[sample_index(len(train), max_rows, seed)].reset_index(drop=True)
+    te = test.iloc[sample_index(len(test), max_rows, seed + 1)].reset_index(drop=True)
+    positive = None
+    if task == "binary_classification":
+        labels = sorted({str(v) for v in pd.concat([train[target], test[target]])})
+        positive = str(classes[1]) if classes is not None and len(classes) == 2 else labels[-1]
+    shared = [f for f in feature_names if f in tr.columns and f in te.columns]
+    ranked = sorted(shared, key=lambda f: (-(importances or {}).get(f, 0.0), f))[:MAX_FEATURES]
+
+    base = {}
+    for split, frame in (("train", tr), ("test", te)):
+        pred = predict(frame.drop(columns=[target]))
+        base[split] = headline_score(task, frame[target].to_numpy(), pred)[1]
+    metric = "r2" if task == "regression" else "accuracy"
+
+    found = []
+    for position, name in enumerate(ranked):
+        categorical = name in cat_features or not pd.api.types.is_numeric_dtype(tr[name].dtype)
+        a_train = association(tr[name], tr[target], categorical=categorical, task=task, positive=positive)
+        a_test = association(te[name], te[target], categorical=categorical, task=task, positive=positive)
+        changes = []
+        boot = np.random.default_rng([seed, position])
+        for _ in range(BOOTSTRAP):
+            i = boot.integers(0, len(tr), len(tr))
+            j = boot.integers(0, len(te), len(te))
+            changes.append(
+                association(te[name].iloc[j], te[target].iloc[j], categorical=categorical, task=task, positive=positive)
+                - association(tr[name].iloc[i], tr[target].iloc[i], categorical=categorical, task=task, positive=positive)
+            )
+        low, high = np.percentile(changes, [2.5, 97.5])
+        importance = {}
+        for split, frame in (("train", tr), ("test", te)):
+            shuffled = frame.drop(columns=[target]).copy()
+            shuffled[name] = frame[name].to_numpy()[rng.permutation(len(frame))]
+            score = headline_score(task, frame[target].to_numpy(), predict(shuffled))[1]
+            importance[split] = base[split] - score
+        found.append(
+            FeatureAssociationShift(
+                feature=name,
+                association_train=round(a_train, 4),
+                association_test=round(a_test, 4),
+                change_low=round(float(low), 4),
+                change_high=round(float(high), 4),
+                marginal_shift=round(marginal_shift(tr[name], te[name], categorical=categorical), 4),
+                importance_train=round(importance["train"], 4),
+                importance_test=round(importance["test"], 4),
+            )
+        )
+    found.sort(key=lambda f: (-(f.importance_train - f.importance_test), f.feature))
+    return SpuriousSummary(
+        n_rows_train=len(tr), n_rows_test=len(te), metric=metric, features=found
+    )
