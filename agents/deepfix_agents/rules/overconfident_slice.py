@@ -16,9 +16,10 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 
 #: lower bound of the slice's confident-error rate minus the overall rate -> score
-EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.3), (0.2, 0.5), (0.3, 0.65), (0.5, 0.82))
+#: (an excess of 0.1 is ten more wrong answers in every hundred trusted ones)
+EXCESS_SCORE = ((0.03, 0.0), (0.1, 0.45), (0.2, 0.6), (0.35, 0.75), (0.5, 0.85))
 #: the slice's share of the evaluation rows -> multiplier
-SIZE_FACTOR = ((0.02, 0.2), (0.05, 0.5), (0.1, 0.8), (0.2, 1.0))
+SIZE_FACTOR = ((0.02, 0.2), (0.05, 0.6), (0.1, 0.9), (0.2, 1.0))
 #: an underconfident slice is at most low
 UNDERCONFIDENT_CAP = 0.35
 UNDER_SCORE = ((0.1, 0.0), (0.2, 0.2), (0.35, 0.35))
@@ -59,9 +60,9 @@ class OverconfidentSlice(Rule):
     )
     severity_policy = (
         "Lower end of the Wilson interval of the slice's confident-error rate (top probability"
-        " >= 0.8) minus the overall confident-error rate: 0.05 -> 0, 0.1 -> 0.3, 0.2 -> 0.5, "
-        "0.3 -> 0.65, 0.5 -> 0.82; times the slice's share of the evaluation rows: 2% -> x0.2,"
-        " 5% -> x0.5, 10% -> x0.8, 20% -> x1. A slice needs >= 30 confident rows. "
+        " >= 0.8) minus the overall confident-error rate: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
+        "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
+        "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
         "Underconfident slices (mean top probability < 0.65 while the lower end of the "
         "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low."
     )
