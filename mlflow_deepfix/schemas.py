@@ -465,6 +465,8 @@ class ArtifactData(_Model):
     confidence: ConfidenceSummary | None = None
     fairness: FairnessSummary | None = None
     spurious: SpuriousSummary | None = None
+    #: wall time of each behaviour probe (probe -> seconds), part of ``checks_seconds``
+    probe_seconds: dict[str, float] = Field(default_factory=dict)
     #: plain-language notes about what was skipped and why
     notes: list[str] = Field(default_factory=list)
     checks_seconds: float = 0.0

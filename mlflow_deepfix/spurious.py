@@ -22,56 +22,81 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import mutual_info_score
-
-from mlflow_deepfix.robustness import headline_score
+from mlflow_deepfix.robustness import batched_predict, headline_score
 from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
 
 MAX_ROWS = 500
 MAX_FEATURES = 10
-BOOTSTRAP = 50
+BOOTSTRAP = 40
 
 
 def _codes(values: pd.Series) -> np.ndarray:
     return pd.factorize(values.astype(str), sort=True)[0]
 
 
+def _entropy(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
 def _nmi(x: np.ndarray, y: np.ndarray) -> float:
-    hx = mutual_info_score(x, x)
-    hy = mutual_info_score(y, y)
+    """Mutual information / sqrt(H(x) H(y)) of two code vectors (numpy only: this runs
+    inside the bootstrap)."""
+    x, y = np.asarray(x), np.asarray(y)
+    ny = int(y.max()) + 1 if y.size else 1
+    joint = np.bincount(x * ny + y, minlength=(int(x.max()) + 1) * ny if x.size else 1)
+    hx, hy = _entropy(np.bincount(x)), _entropy(np.bincount(y))
     denominator = np.sqrt(hx * hy)
-    return float(mutual_info_score(x, y) / denominator) if denominator > 0 else 0.0
+    mi = hx + hy - _entropy(joint)
+    return float(max(mi, 0.0) / denominator) if denominator > 0 else 0.0
 
 
 def _rank_corr(x: np.ndarray, y: np.ndarray) -> float:
-    rx, ry = pd.Series(x).rank().to_numpy(), pd.Series(y).rank().to_numpy()
+    from mlflow_deepfix.stats import _ranks
+
+    rx, ry = _ranks(x), _ranks(y)
     if rx.std() == 0 or ry.std() == 0:
         return 0.0
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def association(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None) -> float:
-    """Signed Somers' D (binary label, numeric feature; equal to the rank correlation
-    scaled by the label's spread), Spearman (regression), else normalised MI."""
-    if categorical or (task == "multiclass_classification"):
-        return _nmi(_codes(x), _codes(y))
+def encode(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None):
+    """(x, y, kind) as numpy arrays, once per feature and split, so that the bootstrap
+    only indexes arrays: ``kind`` is ``nmi`` (codes), ``spearman`` or ``somers``."""
+    if categorical or task == "multiclass_classification":
+        codes_x = _codes(x)
+        return codes_x, _codes(y), "nmi"
     xs = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
     if task == "regression":
         ys = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
     else:
         ys = (y.astype(str).to_numpy() == str(positive)).astype(float)
     keep = np.isfinite(xs) & np.isfinite(ys)
-    xs, ys = xs[keep], ys[keep]
+    return xs[keep], ys[keep], "spearman" if task == "regression" else "somers"
+
+
+def association_of(xs: np.ndarray, ys: np.ndarray, kind: str) -> float:
+    """Signed Somers' D ``2 AUC - 1`` (binary label), Spearman (regression) or normalised
+    mutual information (categoricals, multiclass) of encoded arrays."""
+    if kind == "nmi":
+        return _nmi(xs, ys)
     if xs.size < 10:
         return 0.0
-    if task == "regression":
+    if kind == "spearman":
         return _rank_corr(xs, ys)
     n_pos, n_neg = ys.sum(), (1 - ys).sum()
     if n_pos == 0 or n_neg == 0:
         return 0.0
-    ranks = pd.Series(xs).rank().to_numpy()
+    from mlflow_deepfix.stats import _ranks
+
+    ranks = _ranks(xs)
     auc = (ranks[ys == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
     return float(2 * auc - 1)
+
+
+def association(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None) -> float:
+    """The association of ``x`` with the label ``y`` (see :func:`association_of`)."""
+    return association_of(*encode(x, y, categorical=categorical, task=task, positive=positive))
 
 
 def marginal_shift(a: pd.Series, b: pd.Series, *, categorical: bool) -> float:
@@ -119,33 +144,36 @@ def measure_spurious(
     shared = [f for f in feature_names if f in tr.columns and f in te.columns]
     ranked = sorted(shared, key=lambda f: (-(importances or {}).get(f, 0.0), f))[:MAX_FEATURES]
 
-    base = {}
+    # shuffle importance: per split, the sample and one shuffled copy per feature go to
+    # the model in one call
+    base, importance = {}, {name: {} for name in ranked}
     for split, frame in (("train", tr), ("test", te)):
-        pred = predict(frame.drop(columns=[target]))
-        base[split] = headline_score(task, frame[target].to_numpy(), pred)[1]
+        plain = frame.drop(columns=[target])
+        copies = [plain]
+        for name in ranked:
+            shuffled = plain.copy()
+            shuffled[name] = plain[name].to_numpy()[rng.permutation(len(plain))]
+            copies.append(shuffled)
+        outputs = batched_predict(predict, copies)
+        y = frame[target].to_numpy()
+        base[split] = headline_score(task, y, outputs[0])[1]
+        for name, output in zip(ranked, outputs[1:]):
+            importance[name][split] = base[split] - headline_score(task, y, output)[1]
     metric = "r2" if task == "regression" else "accuracy"
 
     found = []
     for position, name in enumerate(ranked):
         categorical = name in cat_features or not pd.api.types.is_numeric_dtype(tr[name].dtype)
-        a_train = association(tr[name], tr[target], categorical=categorical, task=task, positive=positive)
-        a_test = association(te[name], te[target], categorical=categorical, task=task, positive=positive)
+        xa, ya, kind = encode(tr[name], tr[target], categorical=categorical, task=task, positive=positive)
+        xb, yb, _ = encode(te[name], te[target], categorical=categorical, task=task, positive=positive)
+        a_train, a_test = association_of(xa, ya, kind), association_of(xb, yb, kind)
         changes = []
         boot = np.random.default_rng([seed, position])
         for _ in range(BOOTSTRAP):
-            i = boot.integers(0, len(tr), len(tr))
-            j = boot.integers(0, len(te), len(te))
-            changes.append(
-                association(te[name].iloc[j], te[target].iloc[j], categorical=categorical, task=task, positive=positive)
-                - association(tr[name].iloc[i], tr[target].iloc[i], categorical=categorical, task=task, positive=positive)
-            )
+            i = boot.integers(0, len(xa), len(xa))
+            j = boot.integers(0, len(xb), len(xb))
+            changes.append(association_of(xb[j], yb[j], kind) - association_of(xa[i], ya[i], kind))
         low, high = np.percentile(changes, [2.5, 97.5])
-        importance = {}
-        for split, frame in (("train", tr), ("test", te)):
-            shuffled = frame.drop(columns=[target]).copy()
-            shuffled[name] = frame[name].to_numpy()[rng.permutation(len(frame))]
-            score = headline_score(task, frame[target].to_numpy(), predict(shuffled))[1]
-            importance[split] = base[split] - score
         found.append(
             FeatureAssociationShift(
                 feature=name,
@@ -154,8 +182,8 @@ def measure_spurious(
                 change_low=round(float(low), 4),
                 change_high=round(float(high), 4),
                 marginal_shift=round(marginal_shift(tr[name], te[name], categorical=categorical), 4),
-                importance_train=round(importance["train"], 4),
-                importance_test=round(importance["test"], 4),
+                importance_train=round(importance[name]["train"], 4),
+                importance_test=round(importance[name]["test"], 4),
             )
         )
     found.sort(key=lambda f: (-(f.importance_train - f.importance_test), f.feature))

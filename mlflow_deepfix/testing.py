@@ -174,6 +174,7 @@ def run_testing(
         confidence=probes.confidence,
         fairness=probes.fairness,
         spurious=probes.spurious,
+        probe_seconds=probes.seconds,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )
