@@ -7,7 +7,9 @@ on with full trust. This module searches simple slices of the evaluation rows (e
 categorical level, the lower and upper quartile of each numeric feature, and pairs of
 the most suspicious single slices), counts confident predictions (top probability >=
 :data:`CONFIDENT`) and how many of them are wrong, with a Wilson interval, and keeps the
-slices whose rate stands out from the overall one beyond that interval. Slices where
+slices whose rate stands out beyond that interval from the rate expected of them (the
+model's overall confident-error rate for each predicted class: a model overconfident
+about one class everywhere has a calibration problem, not a weak slice). Slices where
 the model hedges (top probability < :data:`UNSURE` on average) while being right almost
 always are kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
 :data:`MAX_FEATURES` features, pairs among the best :data:`PAIR_POOL` single slices.
@@ -104,6 +106,13 @@ def measure_confidence(
     confident_wrong = confident & ~right
     n_confident = int(confident.sum())
     overall_wrong = confident_wrong.sum() / n_confident if n_confident else 0.0
+    # confident-error rate per predicted class: a slice full of confident predictions of
+    # a class the model over-predicts everywhere is a calibration problem, not a slice
+    labels = np.asarray(predicted)[keep].astype(str)
+    wrong_by_class = {
+        c: float((confident_wrong & (labels == c)).sum() / max((confident & (labels == c)).sum(), 1))
+        for c in np.unique(labels[confident])
+    }
     overall_right = float(right.mean())
 
     ranked = sorted(
@@ -119,7 +128,8 @@ def measure_confidence(
             return None
         wrong = int((mask & ~right).sum())
         low, high = wilson(wrong, n)
-        if low <= overall_wrong + MIN_EXCESS:
+        expected = float(np.mean([wrong_by_class[c] for c in labels[mask]]))
+        if low <= expected + MIN_EXCESS:
             return None
         return SliceConfidence(
             description=candidate.description,
@@ -131,7 +141,7 @@ def measure_confidence(
             rate=round(wrong / n, 4),
             rate_low=round(low, 4),
             rate_high=round(high, 4),
-            overall_rate=round(float(overall_wrong), 4),
+            overall_rate=round(expected, 4),
             mean_confidence=round(float(top[mask].mean()), 4),
             share_of_confident_errors=round(
                 wrong / max(int(confident_wrong.sum()), 1), 4

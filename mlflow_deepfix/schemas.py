@@ -346,7 +346,10 @@ class SliceConfidence(_Model):
     rate: float
     rate_low: float
     rate_high: float
-    #: the same rate on all evaluated rows
+    #: overconfident: the rate expected in the slice from the model's confident-error
+    #: rate per predicted class on all rows (so a model that is overconfident about one
+    #: class everywhere is a calibration problem, not a slice); underconfident: the
+    #: accuracy on all rows
     overall_rate: float
     mean_confidence: float
     #: overconfident: share of every confident wrong prediction that falls in the slice
@@ -425,7 +428,8 @@ class FeatureAssociationShift(_Model):
     #: normalised mutual information for categoricals) in each split
     association_train: float
     association_test: float
-    #: 95% interval of test minus train association (bootstrap)
+    #: 95% interval of test minus train association (bootstrap standard error,
+    #: Bonferroni-widened for the number of features tested)
     change_low: float
     change_high: float
     #: marginal shift of the feature itself (Kolmogorov-Smirnov or total variation)
@@ -443,6 +447,9 @@ class SpuriousSummary(_Model):
     n_rows_test: int
     metric: str
     features: list[FeatureAssociationShift] = Field(default_factory=list)
+    #: median over the features of (shuffle importance on training - on evaluation): what
+    #: any feature loses when the model merely fits training better (overfitting)
+    typical_importance_gap: float = 0.0
 
 
 class ArtifactData(_Model):
