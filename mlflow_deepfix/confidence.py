@@ -8,8 +8,8 @@ categorical level, the lower and upper quartile of each numeric feature, and pai
 the most suspicious single slices), counts confident predictions (top probability >=
 :data:`CONFIDENT`) and how many of them are wrong, with a Wilson interval, and keeps the
 slices whose rate stands out beyond that interval from the rate expected of them (the
-model's overall confident-error rate for each predicted class: a model overconfident
-about one class everywhere has a calibration problem, not a weak slice). Slices where
+confident-error rate of the same predicted class outside the slice: a model
+overconfident about one class everywhere has a calibration problem, not a weak slice). Slices where
 the model hedges (top probability < :data:`UNSURE` on average) while being right almost
 always are kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
 :data:`MAX_FEATURES` features, pairs among the best :data:`PAIR_POOL` single slices.
@@ -106,13 +106,28 @@ def measure_confidence(
     confident_wrong = confident & ~right
     n_confident = int(confident.sum())
     overall_wrong = confident_wrong.sum() / n_confident if n_confident else 0.0
-    # confident-error rate per predicted class: a slice full of confident predictions of
-    # a class the model over-predicts everywhere is a calibration problem, not a slice
     labels = np.asarray(predicted)[keep].astype(str)
-    wrong_by_class = {
-        c: float((confident_wrong & (labels == c)).sum() / max((confident & (labels == c)).sum(), 1))
-        for c in np.unique(labels[confident])
-    }
+    classes = np.unique(labels[confident])
+
+    def expected_rate(mask: np.ndarray) -> float:
+        """The confident-error rate the slice would have if its confident predictions
+        of each class were as often wrong as those of the same class *outside* it: a
+        model overconfident about one class everywhere is a calibration problem, not a
+        slice."""
+        outside = confident & ~mask
+        inside = mask & confident
+        total = 0.0
+        for c in classes:
+            n_in = int((inside & (labels == c)).sum())
+            if not n_in:
+                continue
+            # too few confident predictions of the class elsewhere: its rate on all rows
+            # (slice included): without a comparison, the class is the suspect
+            where = outside if (outside & (labels == c)).sum() >= MIN_ROWS else confident
+            n_where = int((where & (labels == c)).sum())
+            rate = (confident_wrong & where & (labels == c)).sum() / max(n_where, 1)
+            total += n_in * float(rate)
+        return total / max(int(inside.sum()), 1)
     overall_right = float(right.mean())
 
     ranked = sorted(
@@ -128,7 +143,7 @@ def measure_confidence(
             return None
         wrong = int((mask & ~right).sum())
         low, high = wilson(wrong, n)
-        expected = float(np.mean([wrong_by_class[c] for c in labels[mask]]))
+        expected = expected_rate(candidate.mask)
         if low <= expected + MIN_EXCESS:
             return None
         return SliceConfidence(

@@ -142,29 +142,29 @@ def _overconfident_health(seed: int) -> ScenarioData:
 
 
 @scenario(
-    "overconfident_slice.breast_cancer_naive_bayes_large_textured",
+    "overconfident_slice.crm_boosted_stumps_partner_veterans",
     "overconfident_slice",
-    "Gaussian naive Bayes on biopsies where large, coarse-textured lumps (about 12%) are "
-    "mostly benign in this cohort (fibroadenomas), against the trend of size and texture "
-    "elsewhere: the model, which multiplies per-feature evidence, is sure they are "
-    "malignant.",
-    tags=("breast_cancer", "binary", "model", "naive_bayes"),
+    "Boosted stumps (an additive model) on a customer table where long-standing customers "
+    "of the partner channel (about 12%) answer the opposite way to everyone else with the "
+    "same profile: the model is sure about them and wrong.",
+    tags=("make_classification", "binary", "model", "gradient_boosting"),
 )
-def _overconfident_bc(seed: int) -> ScenarioData:
-    from sklearn.naive_bayes import GaussianNB
-
-    frame = breast_cancer()
-    columns = ["mean_radius", "mean_texture", "mean_smoothness", "mean_symmetry",
-               "mean_fractal_dimension", "radius_error", "texture_error", "benign"]
-    frame = frame[columns]
+def _overconfident_crm(seed: int) -> ScenarioData:
+    frame = classification_frame(seed, n=4000, n_features=6, n_informative=4, class_sep=2.5,
+                                 flip_y=0.02)
     rng = np.random.default_rng(seed + 21)
-    subtype = (frame["mean_radius"] > frame["mean_radius"].quantile(0.6)) & (
-        frame["mean_texture"] > frame["mean_texture"].quantile(0.6)
+    frame["channel"] = rng.choice(["web", "store", "partner"], len(frame), p=[0.45, 0.3, 0.25])
+    frame["tenure_years"] = rng.gamma(2.0, 2.5, len(frame)).round(1)
+    veterans = (frame["channel"] == "partner") & (frame["tenure_years"] > frame["tenure_years"].median())
+    frame["label"] = np.where(veterans, 1 - frame["label"], frame["label"])
+    train, test = split(frame, "label", seed=seed)
+    model = Pipeline(
+        [
+            ("encode", one_hot(["channel"])),
+            ("model", GradientBoostingClassifier(max_depth=1, n_estimators=150, random_state=seed)),
+        ]
     )
-    frame["benign"] = np.where(subtype & (rng.random(len(frame)) < 0.8), 1, frame["benign"])
-    train, test = split(frame, "benign", seed=seed, test_size=0.4)
-    model = fit(Pipeline([("scale", StandardScaler()), ("model", GaussianNB())]), train, "benign")
-    return make_data(train, test, "benign", model, "classifier")
+    return make_data(train, test, "label", fit(model, train, "label"), "classifier")
 
 
 # --------------------------------------------------------------------------- fairness

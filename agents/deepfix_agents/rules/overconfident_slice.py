@@ -60,8 +60,8 @@ class OverconfidentSlice(Rule):
     )
     severity_policy = (
         "Lower end of the Wilson interval of the slice's confident-error rate (top probability"
-        " >= 0.8) minus the rate expected from the model's confident-error rate per predicted "
-        "class on all rows: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
+        " >= 0.8) minus the rate expected from the confident-error rate of each predicted "
+        "class outside the slice: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
         "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
         "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
         "Underconfident slices (mean top probability < 0.65 while the lower end of the "
@@ -81,7 +81,7 @@ class OverconfidentSlice(Rule):
                     f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
                     f"{item.n_confident} confident predictions wrong (95% interval "
                     f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
-                    "expected from the model's overall rate"
+                    "expected from the same classes elsewhere"
                 )
             else:
                 score = min(
