@@ -47,8 +47,8 @@ def _classification(n: int, seed: int):
 
 
 def _loan(n: int, seed: int):
-    from mlflow_deepfix.scenarios._base import gradient_boosting
-    from mlflow_deepfix.scenarios._datasets import LOAN_CATEGORICAL, make_loan
+    from mlflow_deepfix.bench.scenarios._base import gradient_boosting
+    from mlflow_deepfix.bench.scenarios._datasets import LOAN_CATEGORICAL, make_loan
 
     frame = make_loan(n, seed).drop(columns=["application_date"])
     frame["group"] = np.where(frame["age"] > 50, "older", "younger")

@@ -7,7 +7,7 @@ import mlflow
 import pytest
 
 from mlflow_deepfix import DeepfixInputError
-from mlflow_deepfix.scenarios import get_scenario
+from mlflow_deepfix.bench.scenarios import get_scenario
 
 
 def _evaluate(data, **config):

@@ -11,9 +11,9 @@ from sklearn.tree import DecisionTreeClassifier
 
 from deepfix_agents.reasoner import reason
 from deepfix_agents.rules import RULES
-from mlflow_deepfix.confidence import measure_confidence, wilson
-from mlflow_deepfix.fairness import measure_fairness, newcombe_low
-from mlflow_deepfix.robustness import measure_robustness
+from mlflow_deepfix.testing.confidence import measure_confidence, wilson
+from mlflow_deepfix.testing.fairness import measure_fairness, newcombe_low
+from mlflow_deepfix.testing.robustness import measure_robustness
 from mlflow_deepfix.schemas import (
     ArtifactData,
     ConfidenceSummary,
@@ -28,7 +28,7 @@ from mlflow_deepfix.schemas import (
     SplitStats,
     SpuriousSummary,
 )
-from mlflow_deepfix.spurious import measure_spurious
+from mlflow_deepfix.testing.spurious import measure_spurious
 
 SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
 
