@@ -218,11 +218,16 @@ def _excess(item: SliceConfidence) -> float:
 
 def _distinct(slices: list[SliceConfidence]) -> list[SliceConfidence]:
     """Overlapping slices are one finding, not several: a pair is dropped when one of its
-    halves is listed above it, a single slice when a pair above it contains it."""
+    halves is listed above it, unless the pair's rate is clearly higher (its interval
+    above the half's), in which case the pair, the more precise description, replaces
+    the half; a single slice is dropped when a pair above it contains it."""
     kept: list[SliceConfidence] = []
     for item in slices:
         halves = item.description.split(" and ")
-        if any(k.description in halves for k in kept):
+        inside = [k for k in kept if k.description in halves]
+        if inside:
+            if len(halves) > 1 and all(item.rate_low > k.rate_high for k in inside):
+                kept = [item if k is inside[0] else k for k in kept if k is inside[0] or k not in inside]
             continue
         if any(item.description in k.description.split(" and ") for k in kept):
             continue

@@ -68,6 +68,31 @@ def _fragile_branch(seed: int) -> ScenarioData:
 
 
 @scenario(
+    "fragile_predictions.diabetes_clinic_code_as_number",
+    "fragile_predictions",
+    "Gradient boosting reads a 30-value clinic code as a number; each clinic shifts "
+    "progression its own way, so a neighbouring code (an unrelated clinic) moves many "
+    "predictions by more than a fifth of the target's spread.",
+    tags=("diabetes", "regression", "model", "gradient_boosting"),
+)
+def _fragile_clinic(seed: int) -> ScenarioData:
+    frame = diabetes()
+    rng = np.random.default_rng(seed + 16)
+    codes = np.arange(200, 230)
+    effect = dict(zip(codes, rng.choice([-70.0, 70.0], size=codes.size)))
+    frame["clinic_code"] = rng.choice(codes, len(frame))
+    frame["progression"] = frame["progression"] + frame["clinic_code"].map(effect)
+    train, test = split(frame, None, seed=seed, stratify=False)
+    model = fit(
+        gradient_boosting(seed, regression=True, n_estimators=200, max_depth=3,
+                          learning_rate=0.1),
+        train,
+        "progression",
+    )
+    return make_data(train, test, "progression", model, "regressor")
+
+
+@scenario(
     "fragile_predictions.text_case_sensitive_vectorizer",
     "fragile_predictions",
     "A TF-IDF + logistic regression built with lowercase=False on reviews that are always "
@@ -150,7 +175,8 @@ def _overconfident_health(seed: int) -> ScenarioData:
     tags=("make_classification", "binary", "model", "gradient_boosting"),
 )
 def _overconfident_crm(seed: int) -> ScenarioData:
-    frame = classification_frame(seed, n=4000, n_features=6, n_informative=4, class_sep=2.5,
+    frame = classification_frame(seed, n=4000, n_features=6, n_informative=4, class_sep=2.0,
+                                 n_clusters_per_class=1,
                                  flip_y=0.02)
     rng = np.random.default_rng(seed + 21)
     frame["channel"] = rng.choice(["web", "store", "partner"], len(frame), p=[0.45, 0.3, 0.25])
