@@ -79,11 +79,11 @@ def test_fragile_predictions_end_to_end(tracking_uri):
 
 
 def test_overconfident_slice_end_to_end_and_deterministic(tracking_uri):
-    data = get_scenario("overconfident_slice.breast_cancer_naive_bayes_large_textured").build(0)
+    data = get_scenario("overconfident_slice.crm_boosted_stumps_partner_veterans").build(0)
     first, artifact, report = _evaluate(data)
     again, _, _ = _evaluate(data)
     top = first["findings"][0]
-    assert top["category"] == "overconfident_slice" and " > " in top["title"]
+    assert top["category"] == "overconfident_slice" and "channel = partner and tenure_years >" in top["title"]
     assert artifact["confidence"]["slices"][0]["kind"] == "overconfident"
     assert "Confidence by slice" in report
 

@@ -22,8 +22,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.testing.confidence import wilson
 from mlflow_deepfix.schemas import FairnessSummary, GroupDisparity, GroupStats
+from mlflow_deepfix.testing.confidence import wilson
 
 MIN_GROUP_ROWS = 30
 MAX_GROUPS = 20

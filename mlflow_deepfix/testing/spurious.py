@@ -24,8 +24,9 @@ from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
-from mlflow_deepfix.testing.robustness import batched_predict, headline_score
+
 from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+from mlflow_deepfix.testing.robustness import batched_predict, headline_score
 
 MAX_ROWS = 500
 MAX_FEATURES = 10
