@@ -72,6 +72,7 @@ class DeepfixConfig(BaseModel):
     cache: StrictBool = True
     #: what of the data may be stored (see mlflow_deepfix.privacy and README)
     privacy: Literal["default", "strict"] = "default"
+    sensitive_features: tuple[str, ...] | None = None
 
     @field_validator("train_data")
     @classmethod
@@ -102,6 +103,20 @@ class DeepfixConfig(BaseModel):
         if isinstance(value, str):
             raise ValueError("must be a list of column names, not a single string")
         return tuple(value) if value is not None else value
+
+    @field_validator("sensitive_features", mode="before")
+    @classmethod
+    def _sensitive_features_list(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, str):
+            raise ValueError("must be a list of column names, not a single string")
+        names = tuple(value)
+        if not names:
+            raise ValueError("must name at least one column (or leave the key out)")
+        if not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError("every entry must be a non-empty column name (str)")
+        return tuple(dict.fromkeys(names))
 
     @field_validator("kb", mode="before")
     @classmethod
@@ -143,6 +158,7 @@ _ACCEPTED = {
     "fail_on": f"one of {list(FAIL_ON)}",
     "cache": "true or false",
     "privacy": f"one of {list(PRIVACY)}",
+    "sensitive_features": "a non-empty list of column names of data",
 }
 
 

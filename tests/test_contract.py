@@ -23,16 +23,21 @@ from mlflow_deepfix.schemas import (
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
     "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache", "privacy",
+    "sensitive_features",
 ]
 CATEGORIES = {
     "data": ["missing_values", "data_type_issues", "duplicate_samples", "conflicting_labels",
              "target_leakage", "identifier_leakage", "constant_feature", "outliers",
              "class_imbalance"],
     "split": ["train_test_overlap", "label_drift", "feature_drift", "prediction_drift",
-              "unseen_categories", "temporal_leakage", "split_size_mismatch", "schema_mismatch"],
+              "unseen_categories", "temporal_leakage", "split_size_mismatch", "schema_mismatch",
+              # added since the contract (version 0.2.0)
+              "spurious_correlation"],
     "model": ["overfitting", "underfitting", "degenerate_predictions", "poor_calibration",
               "decision_threshold", "weak_segment", "preprocessing_mismatch", "wrong_task_type",
-              "unused_features"],
+              "unused_features",
+              # added since the contract (version 0.2.0)
+              "fragile_predictions", "overconfident_slice", "group_disparity"],
 }
 METRICS = [
     "deepfix_findings_count", "deepfix_critical_count", "deepfix_high_count",
@@ -80,6 +85,8 @@ def test_kb_accepts_false_path_url_and_collection():
         ({"cat_features": "a"}, "cat_features"),
         ({"provider": "not-a-provider"}, "provider"),
         ({"train_data": [1, 2]}, "train_data"),
+        ({"sensitive_features": "sex"}, "sensitive_features"),
+        ({"sensitive_features": []}, "sensitive_features"),
     ],
 )
 def test_bad_config_names_the_key(raw, named):

@@ -50,6 +50,8 @@ class EvalInputs:
     datetime_col: str | None = None
     #: text/image modality: the column holding the raw text or images
     content_column: str | None = None
+    #: columns to test for group disparities (may or may not be model features)
+    sensitive_features: list[str] = field(default_factory=list)
     train_source: str = "none"
     notes: list[str] = field(default_factory=list)
 
@@ -98,7 +100,15 @@ def build_inputs(
     labels = test[target] if train is None else pd.concat([train[target], test[target]])
     task = infer_task(model_type, labels)
 
+    if target in (config.sensitive_features or ()):
+        raise DeepfixInputError(
+            f"evaluator_config['deepfix']['sensitive_features'] contains the target "
+            f"{target!r}; name the columns describing groups of people (e.g. 'sex', 'age_band')."
+        )
     special = {c for c in (config.index_col, config.datetime_col) if c}
+    # sensitive columns are features only when the model's signature (or fitted
+    # feature names) lists them; otherwise they are kept aside, never passed to the model
+    special |= set(config.sensitive_features or ())
     candidates = [c for c in test.columns if c != target and c not in special]
     feature_names = resolve_feature_names(model, candidates)
     adapter = ModelAdapter(
@@ -120,6 +130,7 @@ def build_inputs(
         index_col=config.index_col,
         datetime_col=config.datetime_col,
         content_column=content_column,
+        sensitive_features=list(config.sensitive_features or ()),
         train_source=train_source,
         notes=notes,
     )

@@ -70,6 +70,15 @@ def check_config_columns(config: DeepfixConfig, frames: dict[str, pd.DataFrame])
                     f"evaluator_config['deepfix'][{key!r}] = {column!r} is not a column of "
                     f"{name}. Available columns: {', '.join(map(str, frame.columns[:15]))}"
                 )
+    if config.sensitive_features:
+        test = frames["data"]
+        unknown = [c for c in config.sensitive_features if c not in test.columns]
+        if unknown:
+            raise DeepfixInputError(
+                f"evaluator_config['deepfix']['sensitive_features'] names columns that are "
+                f"not in data: {unknown}. Accepted: columns of data (the model need not read "
+                f"them), e.g. {list(map(str, test.columns[:15]))}"
+            )
     if config.cat_features:
         test = frames["data"]
         unknown = [c for c in config.cat_features if c not in test.columns]

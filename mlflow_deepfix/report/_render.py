@@ -28,6 +28,7 @@ from typing import Any
 import jinja2
 
 from mlflow_deepfix.report import _charts
+from mlflow_deepfix.report._behaviour import behaviour_view
 from mlflow_deepfix.report._format import FILTERS, fmt_percent, human_label
 from mlflow_deepfix.schemas import (
     SEVERITY_ORDER,
@@ -186,6 +187,7 @@ def build_view(
         "checks": _checks_view(diagnosis, artifact_data),
         "dataset": _dataset_view(artifact_data),
         "model": _model_view(artifact_data),
+        "behaviour": behaviour_view(artifact_data),
         "sections": extras["sections"],
         "footer": extras["footer"],
     }

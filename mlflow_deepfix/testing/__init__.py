@@ -102,6 +102,15 @@ def run_testing(
             features=segment_features,
         )
 
+    # ---- behaviour probes (issue 15): robustness, confidence, fairness, spurious
+    from mlflow_deepfix.testing.probes import run_probes
+
+    probes = run_probes(
+        inputs, config, test, train, predictions, cat_features, importances, adapter=adapter
+    )
+    notes.extend(probes.notes)
+    # ---- end of behaviour probes
+
     artifact = ArtifactData(
         deepfix_version=__version__,
         task=inputs.task,
@@ -114,6 +123,11 @@ def run_testing(
         performance=performance,
         baselines=baselines,
         runtime_failures=failures,
+        robustness=probes.robustness,
+        confidence=probes.confidence,
+        fairness=probes.fairness,
+        spurious=probes.spurious,
+        probe_seconds=probes.seconds,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )

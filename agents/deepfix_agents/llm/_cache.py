@@ -3,7 +3,7 @@ skips the LLM (the paper names latency and cost as DeepFix's first limitation).
 
 The key hashes everything that can change the answer and nothing that cannot:
 
-* the artifact data without timings (``checks_seconds``, each check's
+* the artifact data without timings (``checks_seconds``, ``probe_seconds``, each check's
   ``duration_seconds``, checks that read a clock such as Model Inference Time), which
   vary from run to run;
 * the messages sent (they hold the rules engine's findings and the prompt text);
@@ -55,7 +55,7 @@ def default_cache_dir() -> Path:
 
 
 def _artifact_without_timings(artifact: ArtifactData) -> dict[str, Any]:
-    data = artifact.model_dump(mode="json", exclude={"checks_seconds"})
+    data = artifact.model_dump(mode="json", exclude={"checks_seconds", "probe_seconds"})
     data["checks"] = [
         {k: v for k, v in entry.items() if k != "duration_seconds"}
         for check, entry in zip(artifact.checks, data.get("checks", []))

@@ -43,6 +43,11 @@ BUILTIN_RULES = (
     "preprocessing_mismatch",
     "wrong_task_type",
     "unused_features",
+    # added since the contract (version 0.2.0)
+    "spurious_correlation",
+    "fragile_predictions",
+    "overconfident_slice",
+    "group_disparity",
 )
 
 for _module in BUILTIN_RULES:

@@ -110,7 +110,7 @@ class Overfitting(Rule):
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
         "own score when we have one."
     )
-    explains = ("poor_calibration", "weak_segment")
+    explains = ("poor_calibration", "weak_segment", "fragile_predictions", "overconfident_slice")
     checks = ("Train Test Performance", "Boosting Overfit")
 
     def detect_model(self, artifact):
