@@ -69,6 +69,8 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
+    calibration: bool = False
 
     @field_validator("train_data")
     @classmethod
@@ -138,6 +140,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "calibration": "true or false",
 }
 
 
