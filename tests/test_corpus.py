@@ -286,3 +286,21 @@ def test_calibration_file_is_refused_when_it_does_not_fit():
         Calibration.from_json({**data, "version": 999})
     with pytest.raises(ValueError, match="coef has"):
         Calibration.from_json({**data, "coef": data["coef"][:-1]})
+
+
+def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
+    from mlflow_deepfix.cli import main
+
+    assert main(["bench", "--corpus", "--list", "--case", "clean.iris."]) == 0
+    listed = capsys.readouterr().out.split()
+    assert listed and all(line.startswith("clean.iris.") for line in listed)
+    assert main(["bench", "--corpus", "--case", "no-such-case"]) == 2
+    assert "no corpus case id contains" in capsys.readouterr().err
+    assert main(["bench", "--corpus", "--cached-only", "--cache-dir", str(tmp_path)]) == 2
+    assert "no cached case" in capsys.readouterr().err
+    # the default subset keeps every category and clean controls
+    from mlflow_deepfix.corpus import select_cases
+
+    subset = select_cases()
+    assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES)
+    assert any(s.kind == "clean" for s in subset) and len(subset) < len(generate_cases())

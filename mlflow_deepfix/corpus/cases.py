@@ -239,8 +239,8 @@ def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
             if proba.shape[1] == 2:
                 out["f1_gain"] = _f1_gain(served.test[served.target].to_numpy(), proba,
                                           raw.classes_)
-        except Exception:  # noqa: BLE001 - no probabilities: nothing to measure
-            pass
+        except Exception as error:  # noqa: BLE001 - no probabilities: nothing to measure
+            logger.debug("%s: no probability measurements (%s)", spec.id, error)
     if out.get("score_test") is not None and out.get("score_clean") is not None:
         out["score_drop"] = out["score_clean"] - out["score_test"]
     if out.get("score_test") is not None and out.get("score_train") is not None:
