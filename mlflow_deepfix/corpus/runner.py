@@ -47,7 +47,9 @@ DEV_CACHE = Path("/work/wt/corpus_cache")
 
 def testing_fingerprint() -> str:
     """A short hash of the testing step's sources (see :data:`TESTING_SOURCES`)."""
-    root = Path(__file__).resolve().parents[1]
+    import mlflow_deepfix
+
+    root = Path(mlflow_deepfix.__file__).resolve().parent
     digest = hashlib.sha256()
     files = sorted({p for pattern in TESTING_SOURCES for p in root.glob(pattern)})
     for path in files:
