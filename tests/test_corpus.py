@@ -161,6 +161,7 @@ def test_two_stage_runner_end_to_end(tmp_path):
 
     # the calibration hook (off by default) keeps the rules' evidence and explanations
     from deepfix_agents import diagnose_with_rules
+
     from mlflow_deepfix.schemas import ArtifactData
 
     artifact = ArtifactData.model_validate(

@@ -90,8 +90,8 @@ def _round_robin(pairs: list[tuple[str, str]], n: int, salt: str) -> list[tuple[
     by_dataset: dict[str, list[str]] = {}
     for d, f in pairs:
         by_dataset.setdefault(d, []).append(f)
-    for d in by_dataset:
-        by_dataset[d] = list(rng.permutation(by_dataset[d]))
+    for d, families in by_dataset.items():
+        by_dataset[d] = list(rng.permutation(families))
     order = list(rng.permutation(sorted(by_dataset)))
     chosen: list[tuple[str, str]] = []
     round_ = 0

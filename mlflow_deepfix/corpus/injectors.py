@@ -91,7 +91,7 @@ def _sd(frame: pd.DataFrame, col: str) -> float:
 
 
 def _pick_rows(rng: np.random.Generator, n: int, share: float) -> np.ndarray:
-    k = max(1, int(round(n * share)))
+    k = max(1, round(n * share))
     return np.sort(rng.choice(n, min(k, n), replace=False))
 
 
@@ -122,7 +122,7 @@ def _missing(wf: Workflow, level: Any) -> None:
             n = len(frame)
             if mode == "nan_mnar":
                 high = np.flatnonzero(values.to_numpy() > values.median())
-                hit = wf.rng.choice(high, min(len(high), int(round(n * share))), replace=False)
+                hit = wf.rng.choice(high, min(len(high), round(n * share)), replace=False)
             else:
                 hit = _pick_rows(wf.rng, n, share)
             values.iloc[hit] = np.nan if mode != "sentinel" else sentinel
@@ -164,7 +164,7 @@ def _types(wf: Workflow, k: int) -> None:
     description="training rows repeated (a join that multiplied rows)",
 )
 def _duplicates(wf: Workflow, share: float) -> None:
-    rows = wf.rng.choice(len(wf.train), int(round(len(wf.train) * share)), replace=True)
+    rows = wf.rng.choice(len(wf.train), round(len(wf.train) * share), replace=True)
     wf.train = pd.concat([wf.train, wf.train.iloc[rows]], ignore_index=True)
     wf.train = wf.train.sample(frac=1.0, random_state=wf.seed).reset_index(drop=True)
 
@@ -292,11 +292,11 @@ def _outliers(wf: Workflow, level: Any) -> None:
 def _imbalance(wf: Workflow, keep: float) -> None:
     y = wf.train[wf.target]
     counts = y.value_counts()
-    rare = sorted(counts.index, key=lambda c: (counts[c], str(c)))[0]
+    rare = min(counts.index, key=lambda c: (counts[c], str(c)))
     for split in ("train", "test"):
         frame = getattr(wf, split)
         idx = np.flatnonzero(frame[wf.target].to_numpy() == rare)
-        keep_n = max(3 if split == "train" else 2, int(round(len(idx) * keep)))
+        keep_n = max(3 if split == "train" else 2, round(len(idx) * keep))
         drop = wf.rng.choice(idx, len(idx) - keep_n, replace=False)
         setattr(wf, split, frame.drop(index=frame.index[drop]).reset_index(drop=True))
 
@@ -309,7 +309,7 @@ def _imbalance(wf: Workflow, keep: float) -> None:
     description="training rows copied into the test split (share of the test size)",
 )
 def _overlap(wf: Workflow, share: float) -> None:
-    n = int(round(len(wf.test) * share))
+    n = round(len(wf.test) * share)
     rows = wf.rng.choice(len(wf.train), min(n, len(wf.train)), replace=False)
     wf.test = pd.concat([wf.test, wf.train.iloc[rows]], ignore_index=True)
     wf.test = wf.test.sample(frac=1.0, random_state=wf.seed).reset_index(drop=True)
@@ -325,13 +325,13 @@ def _label_drift(wf: Workflow, strength: float) -> None:
     y = wf.test[wf.target]
     if wf.is_classification:
         counts = y.value_counts()
-        favoured = sorted(counts.index, key=lambda c: (counts[c], str(c)))[0]
+        favoured = min(counts.index, key=lambda c: (counts[c], str(c)))
         weight = np.where(y.to_numpy() == favoured, np.exp(strength), 1.0)
     else:
         z = (y.astype(float) - y.mean()) / (y.std() or 1.0)
         weight = np.exp(strength * 0.6 * z.to_numpy())
     weight = weight / weight.sum()
-    n = int(round(len(wf.test) * 0.7))
+    n = round(len(wf.test) * 0.7)
     rows = wf.rng.choice(len(wf.test), n, replace=False, p=weight)
     wf.test = wf.test.iloc[np.sort(rows)].reset_index(drop=True)
 
@@ -440,7 +440,7 @@ def _temporal(wf: Workflow, mode: str) -> None:
 def _split_size(wf: Workflow, mode: str) -> None:
     full = pd.concat([wf.train, wf.test], ignore_index=True)
     if mode == "test_small":
-        n_test = max(15, int(round(len(full) * 0.03)))
+        n_test = max(15, round(len(full) * 0.03))
     elif mode == "test_tiny":
         n_test = 25
     else:
@@ -648,12 +648,12 @@ def _calibration(wf: Workflow, strength: int) -> None:
 def _threshold(wf: Workflow, prevalence: float) -> None:
     y = wf.train[wf.target]
     counts = y.value_counts()
-    positive = sorted(counts.index, key=lambda c: (counts[c], str(c)))[0]
+    positive = min(counts.index, key=lambda c: (counts[c], str(c)))
     for split in ("train", "test"):
         frame = getattr(wf, split)
         pos = np.flatnonzero(frame[wf.target].to_numpy() == positive)
         neg = len(frame) - len(pos)
-        keep_n = max(4, int(round(prevalence * neg / (1 - prevalence))))
+        keep_n = max(4, round(prevalence * neg / (1 - prevalence)))
         if keep_n < len(pos):
             drop = wf.rng.choice(pos, len(pos) - keep_n, replace=False)
             frame = frame.drop(index=frame.index[drop]).reset_index(drop=True)
@@ -668,7 +668,7 @@ def _threshold(wf: Workflow, prevalence: float) -> None:
 )
 def _segment(wf: Workflow, share: float) -> None:
     if wf.categorical and any(c not in wf.claimed for c in wf.categorical):
-        col = [c for c in wf.categorical if c not in wf.claimed][0]
+        col = next(c for c in wf.categorical if c not in wf.claimed)
         counts = wf.train[col].value_counts()
         # the value whose share is closest to a quarter of the rows
         value = min(counts.index, key=lambda v: (abs(counts[v] / len(wf.train) - 0.25), str(v)))

@@ -131,8 +131,8 @@ def _table(groups: dict[str, Scores], other: dict[str, Scores] | None, label: st
 def format_report(report: CorpusReport) -> str:
     lines = [
         f"corpus: {report.cases} cases, cache {report.cache}",
-        f"stage 1 {report.stage1_seconds:.0f}s (new cases only), stage 2 "
-        f"{report.stage2_seconds:.1f}s",
+        (f"stage 1 {report.stage1_seconds:.0f}s (new cases only), stage 2 "
+        f"{report.stage2_seconds:.1f}s"),
         "held-out (leave-one-dataset-out) scores:",
         f"  rules      {_fmt(report.rules)}",
     ]
@@ -165,8 +165,8 @@ def failure_markdown(report: CorpusReport) -> str:
     invalid = Counter(o.expected[0] if o.expected else "(clean)"
                       for o in report.outcomes if not o.valid)
     if invalid:
-        lines += ["", "## Cases left out (bug not measurably harmful / clean model not "
-                  "better than trivial)", ""]
+        lines += ["", ("## Cases left out (bug not measurably harmful / clean model not "
+                  "better than trivial)"), ""]
         lines += [f"- {k}: {v}" for k, v in sorted(invalid.items())]
     errors = [o for o in report.outcomes if o.error]
     if errors:

@@ -86,7 +86,7 @@ def clean_split(dataset: CorpusDataset, seed: int) -> tuple[pd.DataFrame, pd.Dat
     (stratified for classification)."""
     frame = dataset.frame
     if dataset.time_ordered:
-        cut = int(round(len(frame) * (1 - TEST_SHARE)))
+        cut = round(len(frame) * (1 - TEST_SHARE))
         return frame.iloc[:cut].reset_index(drop=True), frame.iloc[cut:].reset_index(drop=True)
     stratify = frame[dataset.target] if dataset.is_classification else None
     train, test = train_test_split(
@@ -141,8 +141,7 @@ def fit_and_serve(wf: Workflow) -> Served:
     keep = [*wf.features, wf.target]
     if wf.dataset.datetime_col and wf.dataset.datetime_col in wf.train:
         keep.append(wf.dataset.datetime_col)
-    for col in wf.config.get("extra_columns", ()):
-        keep.append(col)
+    keep.extend(wf.config.get("extra_columns", ()))
     config = {k: v for k, v in wf.config.items() if k != "extra_columns"}
     train = wf.train[[c for c in dict.fromkeys(keep) if c in wf.train]]
     test = wf.test[[c for c in wf.test.columns if c in set(keep) or c not in wf.train.columns]]
