@@ -60,6 +60,9 @@ class CorpusReport:
     per_category_calibrated: dict[str, Scores] = field(default_factory=dict)
     per_dataset_calibrated: dict[str, Scores] = field(default_factory=dict)
     cache: str = ""
+    #: testing step per case, as recorded in stage 1 (median and total, seconds)
+    testing_median_seconds: float = 0.0
+    testing_total_seconds: float = 0.0
     outcomes: list[CaseOutcome] = field(default_factory=list)
     calibrated_outcomes: list[CaseOutcome] = field(default_factory=list)
 
@@ -85,6 +88,10 @@ def run_corpus_bench(
         per_dataset=group_scores(outcomes, "dataset"), per_model=group_scores(outcomes, "model"),
         cache=str(directory), outcomes=outcomes,
     )
+    timed = sorted(o.testing_seconds for o in outcomes if o.testing_seconds)
+    if timed:
+        report.testing_median_seconds = timed[len(timed) // 2]
+        report.testing_total_seconds = sum(timed)
     if calibrate:
         from mlflow_deepfix.corpus.calibration import held_out_calibrated
 
