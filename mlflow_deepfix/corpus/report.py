@@ -139,7 +139,8 @@ def format_report(report: CorpusReport) -> str:
     lines = [
         f"corpus: {report.cases} cases, cache {report.cache}",
         (f"stage 1 {report.stage1_seconds:.0f}s (new cases only), stage 2 "
-        f"{report.stage2_seconds:.1f}s"),
+         f"{report.stage2_seconds:.1f}s; testing step per case (as cached): median "
+         f"{report.testing_median_seconds:.1f}s, total {report.testing_total_seconds:.0f}s"),
         "held-out (leave-one-dataset-out) scores:",
         f"  rules      {_fmt(report.rules)}",
     ]
