@@ -209,13 +209,19 @@ def test_scores_by_hand():
         _outcome("clean.iris.knn.none.s0", ["outliers"], ["medium"]),  # a false alarm
         _outcome("clean.iris.svm.none.s0", ["outliers"], ["critical"], valid=False),
     ]
+    timed_out = _outcome("outliers.iris.svm.a.s0", [])
+    timed_out.error = "timeout after 240s"  # left out: says nothing about the diagnosis
+    crashed = _outcome("outliers.wine.svm.a.s0", [])
+    crashed.error = "testing: ValueError: boom"  # the product failed: a miss
+    outcomes += [timed_out, crashed]
     s = score(outcomes)
-    assert s.n_buggy == 3 and s.top1 == pytest.approx(1 / 3)
-    assert s.top3 == pytest.approx(2 / 3) and s.mrr == pytest.approx((1 + 0.5) / 3)
+    assert s.n_buggy == 4 and s.top1 == pytest.approx(1 / 4) and s.n_errors == 2
+    assert s.top3 == pytest.approx(2 / 4) and s.mrr == pytest.approx((1 + 0.5) / 4)
     assert s.n_two_bug == 1 and s.two_bug_recall3 == 1.0 and s.two_bug_any_top1 == 0.0
     assert s.n_clean == 2 and s.clean_medium_plus == 0.5 and s.n_invalid == 1
     misses = failures(outcomes)
-    assert {r.case_id for r in misses["outliers"]} == {"outliers.iris.linear.a.s0"}
+    assert {r.case_id for r in misses["outliers"]} == {"outliers.iris.linear.a.s0",
+                                                       "outliers.wine.svm.a.s0"}
     assert [r.case_id for r in misses["(clean)"]] == ["clean.iris.knn.none.s0"]
     fold = folds(outcomes)
     assert set(fold) == {"iris", "wine"}

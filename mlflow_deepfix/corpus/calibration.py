@@ -26,7 +26,7 @@ from deepfix_agents.calibration import (
 )
 
 from mlflow_deepfix.corpus.runner import CaseOutcome
-from mlflow_deepfix.corpus.scoring import MEDIUM_OR_WORSE, folds
+from mlflow_deepfix.corpus.scoring import MEDIUM_OR_WORSE, counts_as_miss, folds
 from mlflow_deepfix.schemas import CATEGORIES
 
 logger = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ REGULARISATION_C = 0.5
 def _rows(outcomes: list[CaseOutcome]) -> tuple[np.ndarray, np.ndarray]:
     X, y = [], []
     for o in outcomes:
-        if not o.valid or o.error:
+        if not o.valid or (o.error and not counts_as_miss(o.error)):
             continue
         for f in o.findings:
             X.append(feature_vector(f))

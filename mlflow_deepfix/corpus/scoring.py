@@ -46,11 +46,20 @@ class Scores:
     two_bug_any_top1: float = 0.0
     n_clean: int = 0
     clean_medium_plus: float = 0.0
+    #: errored cases (testing/diagnosis errors are scored as misses; build errors,
+    #: timeouts and uncached cases are left out)
     n_errors: int = 0
     n_invalid: int = 0
 
     def as_row(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def counts_as_miss(error: str) -> bool:
+    """A testing or diagnosis error is the product failing on the case: a miss. A case
+    the corpus could not build, one stage 1 gave up on (timeout, dead worker) or one not
+    cached yet says nothing about the diagnosis: left out, and counted as an error."""
+    return not error.startswith(("build:", "timeout", "worker died", "not in the cache"))
 
 
 def score(outcomes: list[CaseOutcome]) -> Scores:
@@ -64,6 +73,8 @@ def score(outcomes: list[CaseOutcome]) -> Scores:
     for o in outcomes:
         if o.error:
             s.n_errors += 1
+            if not counts_as_miss(o.error):
+                continue
         if not o.valid:
             s.n_invalid += 1
             continue
@@ -128,7 +139,7 @@ def failures(outcomes: list[CaseOutcome]) -> dict[str, list[FailureRow]]:
     """Per planted category (or ``(clean)``): the cases the diagnosis got wrong."""
     out: dict[str, list[FailureRow]] = defaultdict(list)
     for o in outcomes:
-        if not o.valid:
+        if not o.valid or (o.error and not counts_as_miss(o.error)):
             continue
         cats = ranked_categories(o.findings)
         top_sev = o.findings[0]["severity"] if o.findings else None
