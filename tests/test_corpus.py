@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("statsmodels")
 
-from mlflow_deepfix.corpus import (
+from mlflow_deepfix.bench.corpus import (
     DATASETS,
     MODEL_FAMILIES,
     CaseSpec,
@@ -22,9 +22,9 @@ from mlflow_deepfix.corpus import (
     generate_cases,
     load_dataset,
 )
-from mlflow_deepfix.corpus.calibration import fit_calibration, held_out_calibrated
-from mlflow_deepfix.corpus.injectors import injector
-from mlflow_deepfix.corpus.runner import (
+from mlflow_deepfix.bench.corpus.calibration import fit_calibration, held_out_calibrated
+from mlflow_deepfix.bench.corpus.injectors import injector
+from mlflow_deepfix.bench.corpus.runner import (
     CaseOutcome,
     cache_dir,
     case_path,
@@ -32,7 +32,7 @@ from mlflow_deepfix.corpus.runner import (
     run_stage2,
     testing_fingerprint,
 )
-from mlflow_deepfix.corpus.scoring import failures, folds, group_scores, score
+from mlflow_deepfix.bench.corpus.scoring import failures, folds, group_scores, score
 from mlflow_deepfix.schemas import CATEGORIES
 
 # --------------------------------------------------------------------------- generation
@@ -306,7 +306,7 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     assert main(["bench", "--corpus", "--cached-only", "--cache-dir", str(tmp_path)]) == 2
     assert "no cached case" in capsys.readouterr().err
     # the default subset keeps every category and clean controls
-    from mlflow_deepfix.corpus import select_cases
+    from mlflow_deepfix.bench.corpus import select_cases
 
     subset = select_cases()
     assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES)

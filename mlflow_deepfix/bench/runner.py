@@ -449,7 +449,7 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     # --- fault-injection corpus (issue 12): `deepfix bench --corpus [--full]`
-    from mlflow_deepfix.corpus.report import add_corpus_arguments
+    from mlflow_deepfix.bench.corpus.report import add_corpus_arguments
 
     add_corpus_arguments(parser)
     # --- end corpus
@@ -462,7 +462,7 @@ def run_bench_cli(args: argparse.Namespace) -> int:
     import sys
 
     if getattr(args, "corpus", False):  # fault-injection corpus (issue 12)
-        from mlflow_deepfix.corpus.report import run_corpus_cli
+        from mlflow_deepfix.bench.corpus.report import run_corpus_cli
 
         return run_corpus_cli(args)
     try:

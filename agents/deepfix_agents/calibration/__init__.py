@@ -3,7 +3,7 @@
 A logistic regression over per-finding signals (category, the rule's severity and
 confidence, the strongest signal's impact score, how many signals and independent
 sources agree, ...) predicts whether a finding is a true root cause. It was fitted on
-the fault-injection corpus (``mlflow_deepfix.corpus``) and ships as plain JSON
+the fault-injection corpus (``mlflow_deepfix.bench.corpus``) and ships as plain JSON
 coefficients (``calibration_v<N>.json``), never a pickle.
 
 What it changes: each finding's ``confidence`` (the predicted probability), its

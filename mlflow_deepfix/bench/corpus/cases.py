@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.corpus.datasets import DATASETS, load_dataset
-from mlflow_deepfix.corpus.injectors import INJECTORS
-from mlflow_deepfix.corpus.models import MODEL_FAMILIES
-from mlflow_deepfix.corpus.workflow import Served, Workflow, fit_and_serve, new_workflow
+from mlflow_deepfix.bench.corpus.datasets import DATASETS, load_dataset
+from mlflow_deepfix.bench.corpus.injectors import INJECTORS
+from mlflow_deepfix.bench.corpus.models import MODEL_FAMILIES
+from mlflow_deepfix.bench.corpus.workflow import Served, Workflow, fit_and_serve, new_workflow
 
 logger = logging.getLogger(__name__)
 

@@ -11,30 +11,30 @@ Running it is split in two: stage 1 (the real testing step, cached per case unde
 fingerprint of the testing code) and stage 2 (the rules diagnosis on the cached
 artifacts, seconds). Scores are reported on leave-one-dataset-out folds.
 
-    >>> from mlflow_deepfix.corpus import generate_cases, run_corpus_bench
+    >>> from mlflow_deepfix.bench.corpus import generate_cases, run_corpus_bench
     >>> report = run_corpus_bench(generate_cases()[:5])   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from mlflow_deepfix.corpus.cases import (
+from mlflow_deepfix.bench.corpus.cases import (
     CORPUS_VERSION,
     CaseSpec,
     build_case,
     generate_cases,
 )
-from mlflow_deepfix.corpus.datasets import DATASETS, load_dataset
-from mlflow_deepfix.corpus.injectors import INJECTORS
-from mlflow_deepfix.corpus.models import MODEL_FAMILIES
-from mlflow_deepfix.corpus.report import (
+from mlflow_deepfix.bench.corpus.datasets import DATASETS, load_dataset
+from mlflow_deepfix.bench.corpus.injectors import INJECTORS
+from mlflow_deepfix.bench.corpus.models import MODEL_FAMILIES
+from mlflow_deepfix.bench.corpus.report import (
     CorpusReport,
     failure_markdown,
     format_report,
     run_corpus_bench,
     select_cases,
 )
-from mlflow_deepfix.corpus.runner import cache_dir, run_stage1, run_stage2, testing_fingerprint
-from mlflow_deepfix.corpus.scoring import Scores, score
+from mlflow_deepfix.bench.corpus.runner import cache_dir, run_stage1, run_stage2, testing_fingerprint
+from mlflow_deepfix.bench.corpus.scoring import Scores, score
 
 __all__ = [
     "CORPUS_VERSION",

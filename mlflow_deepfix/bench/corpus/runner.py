@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlflow_deepfix.corpus.cases import CORPUS_VERSION, CaseSpec
+from mlflow_deepfix.bench.corpus.cases import CORPUS_VERSION, CaseSpec
 
 logger = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def _evaluation_dataset(test, target: str):
 def test_case(spec: CaseSpec, *, sample_size: int = DEFAULT_SAMPLE_SIZE) -> dict[str, Any]:
     """Build one case and run the real testing step on it: the cache record."""
     from mlflow_deepfix.config import parse_config
-    from mlflow_deepfix.corpus.cases import build_case
+    from mlflow_deepfix.bench.corpus.cases import build_case
     from mlflow_deepfix.inputs import build_inputs
     from mlflow_deepfix.testing import run_testing
 
@@ -336,7 +336,7 @@ def diagnose_cached(record: dict[str, Any]) -> CaseOutcome:
 
     spec = CaseSpec.from_id(record["case_id"])
     meta = record.get("metadata") or {}
-    from mlflow_deepfix.corpus.datasets import load_dataset
+    from mlflow_deepfix.bench.corpus.datasets import load_dataset
 
     outcome = CaseOutcome(
         case_id=spec.id, kind=spec.kind, dataset=spec.dataset, model=spec.model,

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.corpus.datasets import CorpusDataset
-from mlflow_deepfix.corpus.workflow import Workflow
+from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
+from mlflow_deepfix.bench.corpus.workflow import Workflow
 
 
 @dataclass(frozen=True)
@@ -723,7 +723,7 @@ def _preprocessing(wf: Workflow, mode: str) -> None:
         return
 
     def drop_scaler(wf: Workflow, model: Any) -> Any:
-        from mlflow_deepfix.corpus.models import _encoder
+        from mlflow_deepfix.bench.corpus.models import _encoder
 
         fitted_encoder: ColumnTransformer = model.named_steps["encode"]
         raw = _encoder(wf.numeric, wf.categorical, scale=False).fit(wf.train[wf.features])
@@ -775,7 +775,7 @@ def _unused(wf: Workflow, level: Any) -> None:
         wf.numeric.extend(names)
         wf.claimed.update(names)
         return
-    from mlflow_deepfix.corpus.models import make_estimator
+    from mlflow_deepfix.bench.corpus.models import make_estimator
 
     numeric, categorical = list(wf.numeric), list(wf.categorical)
     kept = numeric[: max(1, len(numeric) // 2)]

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlflow_deepfix.corpus.cases import CaseSpec, generate_cases
-from mlflow_deepfix.corpus.runner import (
+from mlflow_deepfix.bench.corpus.cases import CaseSpec, generate_cases
+from mlflow_deepfix.bench.corpus.runner import (
     DEFAULT_SAMPLE_SIZE,
     DEFAULT_TIMEOUT_S,
     CaseOutcome,
@@ -23,7 +23,7 @@ from mlflow_deepfix.corpus.runner import (
     run_stage1,
     run_stage2,
 )
-from mlflow_deepfix.corpus.scoring import Scores, failures, group_scores, score
+from mlflow_deepfix.bench.corpus.scoring import Scores, failures, group_scores, score
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def run_corpus_bench(
         report.testing_median_seconds = timed[len(timed) // 2]
         report.testing_total_seconds = sum(timed)
     if calibrate:
-        from mlflow_deepfix.corpus.calibration import held_out_calibrated
+        from mlflow_deepfix.bench.corpus.calibration import held_out_calibrated
 
         calibrated = held_out_calibrated(outcomes)
         if calibrated is not None:
@@ -271,7 +271,7 @@ def run_corpus_cli(args: Any) -> int:
         Path(args.json_path).write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
         sys.stdout.write(f"report written to {args.json_path}\n")
     if args.write_calibration:
-        from mlflow_deepfix.corpus.calibration import write_shipped
+        from mlflow_deepfix.bench.corpus.calibration import write_shipped
 
         write_shipped(report.outcomes, Path(args.write_calibration))
         sys.stdout.write(f"calibration written to {args.write_calibration}\n")

@@ -9,7 +9,7 @@ Metrics (over *valid* cases, see :func:`cases.validity`):
 * clean controls: the share with at least one finding at ``medium`` or above.
 
 Every fold holds out one dataset: anything fitted (the optional calibration model, see
-:mod:`mlflow_deepfix.corpus.calibration`) is fitted on the other datasets' cases only,
+:mod:`mlflow_deepfix.bench.corpus.calibration`) is fitted on the other datasets' cases only,
 and each case is scored by the model of the fold that never saw its dataset. The
 rules alone have nothing fitted, so their held-out score is their score on every
 case; it is reported per fold all the same so the two are read side by side.
@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mlflow_deepfix.corpus.runner import CaseOutcome
+from mlflow_deepfix.bench.corpus.runner import CaseOutcome
 
 MEDIUM_OR_WORSE = ("critical", "high", "medium")
 

@@ -25,8 +25,8 @@ from deepfix_agents.calibration import (
     feature_vector,
 )
 
-from mlflow_deepfix.corpus.runner import CaseOutcome
-from mlflow_deepfix.corpus.scoring import MEDIUM_OR_WORSE, counts_as_miss, folds
+from mlflow_deepfix.bench.corpus.runner import CaseOutcome
+from mlflow_deepfix.bench.corpus.scoring import MEDIUM_OR_WORSE, counts_as_miss, folds
 from mlflow_deepfix.schemas import CATEGORIES
 
 logger = logging.getLogger(__name__)

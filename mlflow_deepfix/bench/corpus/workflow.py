@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from mlflow_deepfix.corpus.datasets import CorpusDataset
-from mlflow_deepfix.corpus.models import as_pyfunc, make_estimator
+from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
+from mlflow_deepfix.bench.corpus.models import as_pyfunc, make_estimator
 
 TEST_SHARE = 0.3
 
