@@ -33,7 +33,12 @@ from mlflow_deepfix.bench.corpus.report import (
     run_corpus_bench,
     select_cases,
 )
-from mlflow_deepfix.bench.corpus.runner import cache_dir, run_stage1, run_stage2, testing_fingerprint
+from mlflow_deepfix.bench.corpus.runner import (
+    cache_dir,
+    run_stage1,
+    run_stage2,
+    testing_fingerprint,
+)
 from mlflow_deepfix.bench.corpus.scoring import Scores, score
 
 __all__ = [

@@ -91,8 +91,8 @@ def _evaluation_dataset(test, target: str):
 
 def test_case(spec: CaseSpec, *, sample_size: int = DEFAULT_SAMPLE_SIZE) -> dict[str, Any]:
     """Build one case and run the real testing step on it: the cache record."""
-    from mlflow_deepfix.config import parse_config
     from mlflow_deepfix.bench.corpus.cases import build_case
+    from mlflow_deepfix.config import parse_config
     from mlflow_deepfix.inputs import build_inputs
     from mlflow_deepfix.testing import run_testing
 
