@@ -182,11 +182,16 @@ def failure_markdown(report: CorpusReport) -> str:
         lines += [f"- `{o.case_id}`: {o.error[:200]}" for o in errors[:40]]
     lines += ["", "## Misses per planted category", ""]
     for category, rows in sorted(fails.items(), key=lambda kv: -len(kv[1])):
-        instead = Counter(r.got[0] if r.got else "(nothing)" for r in rows)
         lines.append(f"### {category}: {len(rows)} misses")
         lines.append("")
-        lines.append("Ranked first instead: " + ", ".join(
-            f"{k} x{v}" for k, v in instead.most_common()))
+        if category == "(two_bug)":
+            missed = Counter(e for r in rows for e in r.expected if e not in r.got[:3])
+            lines.append("Planted but not in the top 3: " + ", ".join(
+                f"{k} x{v}" for k, v in missed.most_common()))
+        else:
+            instead = Counter(r.got[0] if r.got else "(nothing)" for r in rows)
+            lines.append("Ranked first instead: " + ", ".join(
+                f"{k} x{v}" for k, v in instead.most_common()))
         lines.append("")
         for r in rows[:12]:
             harm = {k: v for k, v in r.harm.items() if k in (
