@@ -1,4 +1,5 @@
-"""The ``deepfix`` command line: ``deepfix bench``, ``deepfix kb ...``, ``deepfix gate``.
+"""The ``deepfix`` command line: ``deepfix bench``, ``deepfix kb ...``, ``deepfix gate``,
+``deepfix cache info|clear``.
 
 Each subcommand lives beside the code it drives and registers itself here through a
 ``register(subparsers)`` function, so this module stays a thin dispatcher.
@@ -19,6 +20,7 @@ SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("mlflow_deepfix.bench.runner", "add_bench_parser"),
     ("kb_builder.cli", "register"),
     ("mlflow_deepfix.gate.cli", "register"),
+    ("mlflow_deepfix.cache", "add_cache_parser"),
 )
 
 

@@ -11,7 +11,14 @@ from typing import Any, Literal
 
 import pandas as pd
 from deepfix_agents.llm._config import LLMConfig, validate_llm_options
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
 from mlflow_deepfix.errors import DeepfixConfigError
 
@@ -60,8 +67,10 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: reuse the testing step's result for identical inputs (see mlflow_deepfix.cache)
+    cache: StrictBool = True
     #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
-    calibration: bool = False
+    calibration: StrictBool = False
 
     @field_validator("train_data")
     @classmethod
@@ -131,6 +140,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "cache": "true or false",
     "calibration": "true or false",
 }
 

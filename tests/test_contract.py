@@ -22,7 +22,7 @@ from mlflow_deepfix.schemas import (
 
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
-    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on",
+    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache",
     # added since the contract (issue 12 E): the learned calibration switch, off by default
     "calibration",
 ]
@@ -41,7 +41,9 @@ METRICS = [
     "deepfix_medium_count", "deepfix_low_count", "deepfix_checks_run",
     "deepfix_checks_not_passed", "deepfix_checks_errored", "deepfix_duration_seconds",
 ]
-TAGS = ["deepfix.status", "deepfix.top_finding", "deepfix.provider", "deepfix.version"]
+#: CONTRACT.md section 3, then deepfix.summary (added in issue 17, README "Tags")
+TAGS = ["deepfix.status", "deepfix.top_finding", "deepfix.provider", "deepfix.version",
+        "deepfix.summary"]
 
 
 def test_config_keys_and_defaults():
@@ -50,6 +52,7 @@ def test_config_keys_and_defaults():
     assert config.suites == ("data_integrity", "train_test_validation", "model_evaluation")
     assert config.seed == 0 and config.provider == "rules" and config.fail_on == "critical"
     assert config.train_data is None and config.kb is None
+    assert config.cache is True
 
 
 def test_llm_options_are_those_of_the_contract():
@@ -150,8 +153,34 @@ def test_metric_and_tag_names():
     tags = contract_tags(diagnosis)
     assert list(tags) == TAGS
     assert tags["deepfix.top_finding"] == "outliers"
+    assert tags["deepfix.summary"] == "warn · 0 critical · 0 high"
     empty = Diagnosis(status="pass", modality="tabular", task="regression")
     assert contract_tags(empty)["deepfix.top_finding"] == "none"
+    assert contract_tags(empty)["deepfix.summary"] == "pass · 0 critical · 0 high"
+
+
+@pytest.mark.parametrize(
+    ("severities", "status", "top", "summary"),
+    [
+        # a deliberate refinement of CONTRACT.md's "category of the rank-1 finding":
+        # only a finding at or above medium is named, so a passing version with a low
+        # finding does not read as a problem in the registry
+        (["low", "info"], "pass", "none", "pass · 0 critical · 0 high"),
+        (["medium", "low"], "warn", "outliers", "warn · 0 critical · 0 high"),
+        (["high", "critical", "critical"], "fail", "outliers", "fail · 2 critical · 1 high"),
+        (["info", "low", "high"], "warn", "feature_drift", "warn · 0 critical · 1 high"),
+        ([], "pass", "none", "pass · 0 critical · 0 high"),
+    ],
+)
+def test_top_finding_names_the_best_ranked_finding_at_or_above_medium(
+        severities, status, top, summary):
+    categories = ["outliers", "missing_values", "feature_drift"]
+    findings = [_finding(categories[i], s, i + 1) for i, s in enumerate(severities)]
+    diagnosis = Diagnosis(status=status, modality="tabular", task="regression",
+                          findings=findings)
+    tags = contract_tags(diagnosis)
+    assert tags["deepfix.top_finding"] == top
+    assert tags["deepfix.summary"] == summary
 
 
 def test_entry_point_registers_the_evaluator():

@@ -209,7 +209,9 @@ def run_scenario(
     try:
         data = scenario.build(seed)
         result.build_seconds = time.perf_counter() - started
-        config = {"seed": seed, **data.config, **(evaluator_config or {}), "train_data": data.train}
+        # cache off: the benchmark times real work (a caller may still pass cache=True)
+        config = {"seed": seed, "cache": False, **data.config, **(evaluator_config or {}),
+                  "train_data": data.train}
         with mlflow.start_run(experiment_id=experiment_id, run_name=scenario.id) as run:
             result.run_id = run.info.run_id
             mlflow.set_tags(

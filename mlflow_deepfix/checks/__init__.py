@@ -14,8 +14,9 @@ import os
 
 os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 
-from mlflow_deepfix.checks import _compat
+from mlflow_deepfix.checks import _compat, _lazy_imports
 
+_lazy_imports.defer_rfc3987_syntax()  # ~1-3 s of import for a format deepfix never checks
 _compat.apply()
 
 from mlflow_deepfix.checks._catalog import (

@@ -47,7 +47,8 @@ from mlflow_deepfix.checks._catalog import (
     DATA_INTEGRITY,
     CheckSpec,
 )
-from mlflow_deepfix.checks._condense import condense, log_run
+from mlflow_deepfix.checks._condense import condense, log_run, strip_numpy_reprs
+from mlflow_deepfix.checks._pps_memo import shared_pps
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
@@ -521,7 +522,7 @@ def _execute(unit: _Unit, plan: _Plan, check: Any) -> CheckOutcome:
                         time.perf_counter() - start, suffix)
     except Exception as exc:
         seconds = round(time.perf_counter() - start, 4)
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = strip_numpy_reprs(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, DeepchecksProcessError) and "unable to train an error model" in str(exc):
             reason = f"no weak segment could be found ({reason})"
             outcome = "skipped"
@@ -617,7 +618,8 @@ def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int |
                                                  reason=units)
                     continue
                 jobs.extend((unit, check) for unit in units)
-        results = _run_parallel(jobs, plan, progress)
+        with shared_pps():  # train PPS: once for Feature Label Correlation (+ Change)
+            results = _run_parallel(jobs, plan, progress)
     outcomes = []
     for name, suite in ordered:
         if name in skipped:

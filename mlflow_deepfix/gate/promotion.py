@@ -97,8 +97,9 @@ def gate(
     ----------
     model_uri : str
         The candidate, e.g. ``"models:/churn/3"`` or ``"models:/churn@challenger"``.
-        Registered versions get the tags ``deepfix.status``, ``deepfix.run_id`` and
-        ``deepfix.top_finding``; other URIs are evaluated but not tagged.
+        Registered versions get the tags ``deepfix.status``, ``deepfix.run_id``,
+        ``deepfix.top_finding`` and ``deepfix.summary``; other URIs are evaluated but
+        not tagged.
     data : DataFrame, mlflow.data dataset or path to a .csv/.parquet file
         Labelled evaluation rows (the same rows are used for the baseline).
     targets : str

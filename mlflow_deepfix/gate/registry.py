@@ -45,10 +45,13 @@ def _tag_version(
     diagnosis: Diagnosis,
     verification: FixVerification | None,
 ) -> None:
+    from mlflow_deepfix.mlflow_io import verdict_tags
+
     tags = {
         TAG_STATUS: status,
         TAG_RUN_ID: run_id,
-        TAG_TOP_FINDING: diagnosis.findings[0].category if diagnosis.findings else "none",
+        # deepfix.top_finding and deepfix.summary, worded as on the evaluation run
+        **verdict_tags(status, diagnosis.findings),
     }
     if verification is not None:
         if verification.repair_rate is not None:

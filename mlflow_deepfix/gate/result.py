@@ -60,7 +60,9 @@ class GateResult:
 
     @property
     def top_finding(self) -> str:
-        return self.findings[0].category if self.findings else "none"
+        from mlflow_deepfix.mlflow_io import top_finding_tag
+
+        return top_finding_tag(self.findings)
 
     def summary(self) -> str:
         """Plain-text summary for the command line."""

@@ -54,6 +54,29 @@ def _feature_names_in(raw: Any) -> list[str]:
     return [str(n) for n in names] if names is not None else []
 
 
+#: scikit-learn classifiers whose ``predict`` is literally
+#: ``classes_.take(argmax(predict_proba(X)))`` (checked against their source; subclasses
+#: are not trusted, they may override ``predict``)
+ARGMAX_PREDICTORS = frozenset({
+    "sklearn.ensemble._forest.RandomForestClassifier",
+    "sklearn.ensemble._forest.ExtraTreesClassifier",
+    "sklearn.tree._classes.DecisionTreeClassifier",
+    "sklearn.tree._classes.ExtraTreeClassifier",
+    "sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingClassifier",
+})
+
+
+def _final_estimator_name(model: Any) -> str:
+    """``module.qualname`` of a model, or of the last step of a (nested) Pipeline."""
+    for _ in range(8):
+        steps = getattr(model, "steps", None)
+        if not steps:
+            break
+        model = steps[-1][1]
+    kind = type(model)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 class ModelAdapter:
     """A thin, picklable-enough wrapper exposing ``predict``/``predict_proba``.
 
@@ -103,6 +126,22 @@ class ModelAdapter:
         if self.proba_source == "pyfunc":
             return np.asarray(self.model.predict(self._features(X)), dtype=float)
         raise AttributeError(self.no_proba_reason or "model has no predict_proba")
+
+    @property
+    def labels_follow_proba(self) -> bool:
+        """True when the model's ``predict`` is, by its library's definition,
+        ``classes_[argmax(predict_proba)]``: an MLflow scikit-learn model served with
+        ``predict`` whose final estimator is one of :data:`ARGMAX_PREDICTORS` (exact
+        type). Then one probability pass gives both outputs, halving prediction time."""
+        if self.proba_source != "raw" or self.classes_ is None:
+            return False
+        flavors = getattr(getattr(self.model, "metadata", None), "flavors", None) or {}
+        pyfunc = flavors.get("python_function") or {}
+        if pyfunc.get("loader_module") != "mlflow.sklearn":
+            return False
+        if pyfunc.get("predict_fn", "predict") != "predict":
+            return False
+        return _final_estimator_name(self.raw_model) in ARGMAX_PREDICTORS
 
     def _detect_proba(self) -> None:
         raw = self.raw_model

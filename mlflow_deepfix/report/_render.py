@@ -10,8 +10,10 @@ and column or check names come from user data):
 * the page is rendered by Jinja2 with autoescape on; no value from the data is ever
   marked safe, and none is ever put into an ``href``/``src`` attribute;
 * nothing is fetched: no external script, stylesheet, font or image; charts are
-  inline SVG; the only script is a few inline lines that open collapsed sections
-  before printing, and the page reads the same without it.
+  inline SVG; the only script is a few inline lines that make in-page links scroll
+  (MLflow shows the report in a sandboxed ``blob:`` iframe, where following ``#id``
+  is refused) and open collapsed sections before printing; the page reads the same
+  without it.
 """
 
 from __future__ import annotations
@@ -272,6 +274,11 @@ def _checks_view(diagnosis: Diagnosis, artifact_data: ArtifactData) -> dict[str,
     return {
         "groups": groups,
         "total": len(checks),
+        # one count everywhere: "run" is the metric deepfix_checks_run (outcome not
+        # skipped); skipped checks are the ones that do not apply to this data and model
+        "run": sum(n for outcome, n in totals.items() if outcome != "skipped"),
+        "skipped": totals.get("skipped", 0),
+        "errored": totals.get("errored", 0),
         "counts": [(o, totals.get(o, 0)) for o in OUTCOME_ORDER],
     }
 

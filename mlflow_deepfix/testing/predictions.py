@@ -32,6 +32,33 @@ def labelled(frame: pd.DataFrame | None, target: str) -> pd.DataFrame | None:
     return frame[frame[target].notna()].reset_index(drop=True)
 
 
+#: rows on which the model's own ``predict`` is called when labels come from probabilities
+LABEL_CHECK_ROWS = 1_000
+
+
+def predict_via_proba(adapter, features: pd.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """Labels and probabilities from one probability pass, for models whose ``predict``
+    is ``argmax(predict_proba)`` by definition (``ModelAdapter.labels_follow_proba``).
+
+    The pyfunc ``predict`` still runs on the first rows (schema enforcement and crashes
+    surface as before) and must agree with the derived labels there; on any doubt or
+    error this returns None and the caller predicts the usual way.
+    """
+    if adapter is None or not adapter.has_proba or not adapter.labels_follow_proba:
+        return None
+    try:
+        head = adapter.predict(features.iloc[:LABEL_CHECK_ROWS])
+        proba = adapter.predict_proba(features)
+        labels = np.asarray(adapter.classes_)[np.argmax(proba, axis=1)]
+    except Exception as error:  # noqa: BLE001 - the usual path records the failure
+        logger.debug("predicting through probabilities failed (%s); predicting as usual", error)
+        return None
+    if not np.array_equal(labels[: len(head)], np.asarray(head)):
+        logger.info("model predict disagrees with argmax(predict_proba); predicting as usual")
+        return None
+    return labels, proba
+
+
 def predict_all(
     inputs: EvalInputs, test: pd.DataFrame, train: pd.DataFrame | None
 ) -> tuple[Predictions, list[RuntimeFailure]]:
@@ -58,6 +85,11 @@ def predict_all(
         if frame is None:
             continue
         features = frame.drop(columns=[inputs.target])
+        both = predict_via_proba(adapter, features)
+        if both is not None:
+            setattr(predictions, split, both[0])
+            setattr(predictions, f"proba_{split}", both[1])
+            continue
         predicted = attempt(f"predict:{split}", adapter.predict, features)
         setattr(predictions, split, predicted)
         if predicted is not None and adapter.has_proba:

@@ -51,9 +51,13 @@ def tabular_tests(
             )
     index_col = None if index_col in shared else index_col
     datetime_col = None if datetime_col in shared else datetime_col
+    # Deepchecks sees bounded, stratified samples; statistics and performance see all rows
+    checks_test, checks_train, checks_predictions = _bounded_for_checks(
+        test, train, predictions, inputs, config.seed, notes
+    )
     check_inputs = CheckInputs(
-        train=train,
-        test=test,
+        train=checks_train,
+        test=checks_test,
         label=target,
         task=inputs.task,
         feature_names=shared,
@@ -63,8 +67,8 @@ def tabular_tests(
         datetime_col=datetime_col,
         feature_importance=importances or None,
         model_skip_reason=model_skip_reason,
-        predictions=_by_split(predictions.test, predictions.train),
-        probabilities=_by_split(predictions.proba_test, predictions.proba_train),
+        predictions=_by_split(checks_predictions.test, checks_predictions.train),
+        probabilities=_by_split(checks_predictions.proba_test, checks_predictions.proba_train),
     )
     checks_started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="deepfix-testing") as pool:
@@ -102,6 +106,40 @@ def tabular_tests(
         seed=config.seed,
     )
     return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
+
+
+def _bounded_for_checks(
+    test: pd.DataFrame,
+    train: pd.DataFrame | None,
+    predictions: Predictions,
+    inputs: EvalInputs,
+    seed: int,
+    notes: list[str],
+) -> tuple[pd.DataFrame, pd.DataFrame | None, Predictions]:
+    """Each split cut to at most ``CHECKS_MAX_ROWS`` seeded, label-stratified rows (with
+    the matching predictions) for Deepchecks, so its cost stops growing with the table."""
+    from mlflow_deepfix.testing.stats import sampling
+
+    views: dict[str, pd.DataFrame | None] = {"test": test, "train": train}
+    bounded = Predictions(**vars(predictions))
+    sampled = []
+    for split, frame in (("test", test), ("train", train)):
+        if frame is None or len(frame) <= sampling.CHECKS_MAX_ROWS:
+            continue
+        labels = frame[inputs.target] if inputs.task != "regression" else None
+        index = sampling.stratified_index(labels, len(frame), sampling.CHECKS_MAX_ROWS, seed)
+        views[split] = frame.iloc[index].reset_index(drop=True)
+        for name in (split, f"proba_{split}"):
+            values = getattr(predictions, name)
+            setattr(bounded, name, None if values is None else values[index])
+        sampled.append(f"{len(index):,} of {len(frame):,} {split} rows")
+    if sampled:
+        notes.append(
+            "Deepchecks' suites saw a seeded, label-stratified sample of "
+            + " and ".join(sampled)
+            + "; deepfix's own statistics and the performance figures cover every row."
+        )
+    return views["test"], views["train"], bounded
 
 
 def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:

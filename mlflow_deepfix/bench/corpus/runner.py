@@ -110,7 +110,8 @@ def test_case(spec: CaseSpec, *, sample_size: int = DEFAULT_SAMPLE_SIZE) -> dict
     served = built.served
     try:
         config = parse_config({
-            "seed": spec.seed, "sample_size": sample_size, "kb": False,
+            # no result cache: stage 1 is the cache, and every case must really be tested
+            "seed": spec.seed, "sample_size": sample_size, "kb": False, "cache": False,
             "train_data": served.train, **served.config,
         })
         inputs = build_inputs(

@@ -57,11 +57,30 @@ def _joint_hash_kind(*columns: pd.Series) -> str:
     return "str"
 
 
+#: rows per chunk when hashing rows: the canonical copy never holds the whole split
+HASH_CHUNK_ROWS = 131_072
+
+
 def _row_hashes(frame: pd.DataFrame, columns: list[str], kinds: dict[str, str]) -> np.ndarray:
+    """One uint64 per row, computed chunk by chunk (same values as hashing the whole
+    frame at once: the hash of a row depends on that row only)."""
     if not columns:
         return np.zeros(len(frame), dtype=np.uint64)
-    canonical = pd.DataFrame({i: _canonical(frame[c], kinds[c]) for i, c in enumerate(columns)})
-    try:
-        return hash_pandas_object(canonical, index=False).to_numpy()
-    except TypeError:  # unhashable cell values
-        return hash_pandas_object(canonical.astype(str), index=False).to_numpy()
+    out = np.empty(len(frame), dtype=np.uint64)
+    for as_text in (False, True):  # unhashable cells anywhere: every chunk as text
+        try:
+            for start in range(0, max(len(frame), 1), HASH_CHUNK_ROWS):
+                part = frame.iloc[start : start + HASH_CHUNK_ROWS]
+                canonical = pd.DataFrame(
+                    {i: _canonical(part[c], kinds[c]) for i, c in enumerate(columns)}
+                )
+                if as_text:
+                    canonical = canonical.astype(str)
+                out[start : start + len(part)] = hash_pandas_object(
+                    canonical, index=False
+                ).to_numpy()
+            return out
+        except TypeError:
+            if as_text:
+                raise
+    return out
