@@ -73,6 +73,8 @@ class DeepfixConfig(BaseModel):
     #: what of the data may be stored (see mlflow_deepfix.privacy and README)
     privacy: Literal["default", "strict"] = "default"
     sensitive_features: tuple[str, ...] | None = None
+    #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
+    calibration: StrictBool = False
 
     @field_validator("train_data")
     @classmethod
@@ -159,6 +161,7 @@ _ACCEPTED = {
     "cache": "true or false",
     "privacy": f"one of {list(PRIVACY)}",
     "sensitive_features": "a non-empty list of column names of data",
+    "calibration": "true or false",
 }
 
 
