@@ -69,6 +69,9 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: measure harm with counterfactual refits of a clone of the model (issue 12); off
+    #: leaves severities to the patterns alone
+    interventions: bool = True
 
     @field_validator("train_data")
     @classmethod
@@ -138,6 +141,7 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "interventions": "true or false",
 }
 
 

@@ -270,6 +270,45 @@ class BaselineResult(_Model):
     test_score: float | None = None
 
 
+class Intervention(_Model):
+    """One measurement of harm: the model's score before and after removing a suspected
+    cause (a counterfactual refit), on the rows a pattern affects vs the rest, or against
+    chance. Severity follows these numbers, not the presence of a pattern.
+
+    ``kind`` says what was done (``chance_level``, ``drop_feature``, ``clip_outliers``,
+    ``affected_rows``, ...), ``target`` on what (a column, or ``*`` for the whole model).
+    ``score_before``/``score_after`` are in ``metric`` (the main metric unless said):
+    for a refit, the clone refitted as is vs with the cause removed; for ``affected_rows``
+    the score on the unaffected vs the affected rows; for ``chance_level`` the chance
+    score vs the model's. ``noise`` is the standard error of ``score_after -
+    score_before`` (paired bootstrap over test rows), so a change is real when it exceeds
+    about twice that. ``model_used`` says what was refitted: a ``clone`` of the user's
+    model, a ``surrogate`` (a baseline-ladder model, when the model cannot be cloned), or
+    nothing (``predictions``: the model's own test predictions).
+    """
+
+    kind: str
+    category: str
+    target: str = "*"
+    metric: str
+    score_before: float | None = None
+    score_after: float | None = None
+    noise: float | None = None
+    n_rows: int = 0
+    seconds: float = 0.0
+    model_used: Literal["clone", "surrogate", "predictions"] = "predictions"
+    #: further named numbers (e.g. ``p_value``, ``association``, ``share``)
+    values: dict[str, float] = Field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def change(self) -> float | None:
+        """``score_after - score_before`` (None when either is missing)."""
+        if self.score_before is None or self.score_after is None:
+            return None
+        return self.score_after - self.score_before
+
+
 class RuntimeFailure(_Model):
     """Runtime information captured when the model or a check crashed (crash diagnosis)."""
 
@@ -300,12 +339,25 @@ class ArtifactData(_Model):
     performance: PerformanceSummary = Field(default_factory=PerformanceSummary)
     baselines: list[BaselineResult] = Field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = Field(default_factory=list)
+    #: measured harm: counterfactual refits, affected-row scores, chance level
+    interventions: list[Intervention] = Field(default_factory=list)
     #: plain-language notes about what was skipped and why
     notes: list[str] = Field(default_factory=list)
     checks_seconds: float = 0.0
 
     def check(self, name: str) -> CheckOutcome | None:
         return next((c for c in self.checks if c.name == name), None)
+
+    def intervention(self, kind: str, target: str | None = None) -> Intervention | None:
+        """The first intervention of ``kind`` (on ``target`` when given)."""
+        return next(
+            (
+                i
+                for i in self.interventions
+                if i.kind == kind and (target is None or i.target == target)
+            ),
+            None,
+        )
 
 
 # --------------------------------------------------------------------------- diagnosis

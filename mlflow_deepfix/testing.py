@@ -149,6 +149,16 @@ def run_testing(
             features=segment_features,
         )
 
+    interventions = []
+    if (
+        config.interventions
+        and inputs.modality == "tabular"
+        and adapter is not None
+        and predictions.test is not None
+    ):
+        interventions = _interventions(inputs, config, test, train, predictions, dataset,
+                                       cat_features, notes)
+
     artifact = ArtifactData(
         deepfix_version=__version__,
         task=inputs.task,
@@ -161,6 +171,7 @@ def run_testing(
         performance=performance,
         baselines=baselines,
         runtime_failures=failures,
+        interventions=interventions,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )
@@ -253,6 +264,31 @@ def _tabular_tests(
     )
     return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
 
+
+
+def _interventions(inputs, config, test, train, predictions, dataset, cat_features, notes):
+    """Measured harm (``mlflow_deepfix.interventions``); never stops the evaluation."""
+    from mlflow_deepfix.interventions import run_interventions
+
+    try:
+        found, extra = run_interventions(
+            task=inputs.task,
+            target=inputs.target,
+            features=[c for c in inputs.feature_names if c != inputs.target],
+            cat_features=list(cat_features),
+            train=train,
+            test=test,
+            pred_test=predictions.test,
+            dataset=dataset,
+            adapter=inputs.adapter,
+            seed=config.seed,
+        )
+    except Exception as error:  # noqa: BLE001 - measurements are optional evidence
+        logger.warning("interventions failed: %s: %s", type(error).__name__, error)
+        notes.append(f"Interventions skipped: {type(error).__name__}: {error}")
+        return []
+    notes.extend(extra)
+    return found
 
 
 def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:
