@@ -250,6 +250,9 @@ class PerformanceSummary(_Model):
     prediction_spread_ratio: float | None = None
     #: classification with probabilities: expected calibration error on test
     calibration_error: float | None = None
+    #: the ECE a perfectly calibrated model with the same confidences reaches by chance
+    #: on these rows (90th percentile of simulations); None when not computed
+    calibration_noise: float | None = None
     #: binary with probabilities: best F1 threshold vs default (0.5) F1 on test
     best_threshold: float | None = None
     f1_at_default: float | None = None
