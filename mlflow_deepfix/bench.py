@@ -448,6 +448,11 @@ def add_bench_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    # --- fault-injection corpus (issue 12): `deepfix bench --corpus [--full]`
+    from mlflow_deepfix.corpus.report import add_corpus_arguments
+
+    add_corpus_arguments(parser)
+    # --- end corpus
     parser.set_defaults(func=run_bench_cli)
     return parser
 
@@ -456,6 +461,10 @@ def run_bench_cli(args: argparse.Namespace) -> int:
     """Entry point of ``deepfix bench``: prints the table, optionally writes JSON."""
     import sys
 
+    if getattr(args, "corpus", False):  # fault-injection corpus (issue 12)
+        from mlflow_deepfix.corpus.report import run_corpus_cli
+
+        return run_corpus_cli(args)
     try:
         scenarios = select(getattr(args, "scenarios", None))
     except ValueError as error:

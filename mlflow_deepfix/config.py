@@ -72,6 +72,8 @@ class DeepfixConfig(BaseModel):
     #: measure harm with counterfactual refits of a clone of the model (issue 12); off
     #: leaves severities to the patterns alone
     interventions: bool = True
+    #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
+    calibration: bool = False
 
     @field_validator("train_data")
     @classmethod
@@ -142,6 +144,7 @@ _ACCEPTED = {
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
     "interventions": "true or false",
+    "calibration": "true or false",
 }
 
 

@@ -23,6 +23,8 @@ from mlflow_deepfix.schemas import (
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
     "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on",
+    # added since the contract (issue 12 E): the learned calibration switch, off by default
+    "calibration",
 ]
 CATEGORIES = {
     "data": ["missing_values", "data_type_issues", "duplicate_samples", "conflicting_labels",
