@@ -261,6 +261,22 @@ class Outliers(Rule):
             harmful=harmful,
         )
 
+    def explains_for(self, artifact):
+        """Extreme values move a column's mean, so they explain drift *of their own
+        columns*; a large shift of a column without outliers is an independent bug."""
+        from deepfix_agents.rules.prediction_drift import large_feature_shifts
+
+        extreme = {
+            c.name
+            for split in (artifact.dataset.train, artifact.dataset.test)
+            if split is not None
+            for c in split.columns
+            if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
+        }
+        if any(name not in extreme for name in large_feature_shifts(artifact)):
+            return tuple(c for c in self.explains if c != "feature_drift")
+        return self.explains
+
     def score(self, signals):
         """The pattern's score, capped at low when the measurement shows no harm (the
         infinite-value signals are not capped: a model cannot read ``inf``)."""

@@ -37,6 +37,19 @@ class TrainTestOverlap(Rule):
         "5% -> 0.45, 10% -> 0.65, 20% -> 0.85 (critical), 50% -> 1.0."
     )
     explains = ("duplicate_samples", "conflicting_labels")
+
+    def explains_for(self, artifact):
+        """Copies *within* a split are a fact of their own (measured per split), not a
+        consequence of rows shared *across* the splits: when a split holds duplicates,
+        both findings stand (two independent bugs each keep their finding)."""
+        dataset = artifact.dataset
+        within = max(
+            (s.duplicate_fraction for s in (dataset.train, dataset.test) if s is not None),
+            default=0.0,
+        )
+        if within > 0:
+            return tuple(c for c in self.explains if c != "duplicate_samples")
+        return self.explains
     checks = ("Train Test Samples Mix",)
     modality_fixes = {
         "text": (
