@@ -59,6 +59,13 @@ MAX_LEAK_CANDIDATES = 2
 MIN_OUTLIER_SHARE = 0.005
 MAX_OUTLIER_COLUMNS = 5
 FENCE_IQR = 5.0
+#: pre-signal of a disguised missing value (0, -1, -999 standing for "not measured"): a
+#: numeric column whose most frequent value holds this share of rows while the column
+#: is otherwise continuous (SPIKE_FACTOR times the share of its next most frequent value)
+MIN_SENTINEL_SHARE = 0.02
+SPIKE_FACTOR = 5.0
+MIN_DISTINCT_OTHERS = 20
+MAX_SENTINEL_COLUMNS = 3
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
 
@@ -251,6 +258,24 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
     return sorted(chosen, key=lambda n: (-share[n], n))[:MAX_OUTLIER_COLUMNS]
 
 
+def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
+    """(column, value, share) of numeric features where one value is a spike in an
+    otherwise continuous column: a code standing for a missing measurement, or a genuine
+    point mass (zero income): the impute-and-refit tells which."""
+    found = []
+    for column in features:
+        if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
+            continue
+        counts = train[column].value_counts(dropna=True)
+        if len(counts) < MIN_DISTINCT_OTHERS + 1:
+            continue
+        n = float(train[column].notna().sum())
+        top, runner_up = counts.iloc[0] / n, counts.iloc[1] / n
+        if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
+            found.append((column, float(counts.index[0]), float(top)))
+    return sorted(found, key=lambda t: (-t[2], t[0]))[:MAX_SENTINEL_COLUMNS]
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -289,7 +314,12 @@ def run_interventions(
 
     leaks = leak_candidates(dataset)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
-    if train is not None and len(train) >= 20 and (leaks or extremes):
+    sentinels = (
+        [t for t in sentinel_candidates(train, features) if t[0] in test_rows.columns]
+        if train is not None
+        else []
+    )
+    if train is not None and len(train) >= 20 and (leaks or extremes or sentinels):
         present = [c for c in features if c in train.columns and c in test_rows.columns]
         if len(present) == len(features):
             train_rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)]
@@ -326,6 +356,8 @@ def run_interventions(
                     results.append(result)
             if extremes:
                 results.extend(_outliers(refit, scorer, pred, train_rows, test_rows, extremes, seed))
+            if sentinels:
+                results.extend(_sentinels(refit, scorer, pred, test_rows, sentinels, seed))
             if refit.skipped:
                 notes.append(
                     f"Interventions skipped after the {budget_seconds:.0f}s budget: "
@@ -534,6 +566,89 @@ def _permute_feature(adapter, scorer, pred, test_rows, features, column, associa
         values={"association": round(association, 4)},
         detail=f"the model's own predictions with {column!r} shuffled across test rows",
     )
+
+
+def _affected(scorer, pred, affected, *, kind, category, target, seed, started, detail):
+    """Error on affected test rows (after) vs the rest (before), with a bootstrap noise."""
+    n_affected = int(affected.sum())
+    if not MIN_AFFECTED_ROWS <= n_affected <= affected.size - MIN_AFFECTED_ROWS:
+        return None
+    rest_rows, hit_rows = np.flatnonzero(~affected), np.flatnonzero(affected)
+    rng = np.random.default_rng(seed)
+    boot = [
+        scorer.error(pred, rng.choice(hit_rows, hit_rows.size))
+        - scorer.error(pred, rng.choice(rest_rows, rest_rows.size))
+        for _ in range(N_BOOTSTRAP)
+    ]
+    return Intervention(
+        kind=kind,
+        category=category,
+        target=target,
+        metric="error_rate" if scorer.classification else "mae_over_std",
+        score_before=_round(scorer.error(pred, rest_rows)),
+        score_after=_round(scorer.error(pred, hit_rows)),
+        noise=_round(float(np.nanstd(boot))),
+        n_rows=n_affected,
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        detail=detail,
+    )
+
+
+def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Intervention]:
+    """Rows holding the spike value vs the rest, and a refit with the spike replaced by
+    the median of the column's other values (what an imputer would have done)."""
+    out = []
+    for column, value, share in sentinels:
+        started = time.perf_counter()
+        hit = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float) == value
+        rows = _affected(
+            scorer, pred, hit, kind="sentinel_rows", category="missing_values",
+            target=column, seed=seed, started=started,
+            detail=f"error on test rows where {column!r} == {value:g} (after) vs the rest (before)",
+        )
+        if rows is not None:
+            rows.values.update(value=value, share=round(share, 4))
+            out.append(rows)
+        others = pd.to_numeric(refit.X_train[column], errors="coerce")
+        rest = others[(others != value) & others.notna()]
+        fill = float(rest.median())
+        q25, q75 = np.percentile(rest, [25, 75]) if len(rest) else (0.0, 0.0)
+        iqr = max(float(q75 - q25), 1e-12)
+        # how far the spike sits outside the range of the other values, in their IQRs
+        # (0 inside the range): a code like 0 for a blood pressure sits far outside
+        gap = max(float(rest.min()) - value, value - float(rest.max()), 0.0) / iqr if len(rest) else 0.0
+        if rows is not None:
+            rows.values.update(gap=round(gap, 4))
+
+        def impute(X_train, X_test, column=column, value=value, fill=fill):
+            for frame in (X_train, X_test):
+                frame[column] = pd.to_numeric(frame[column], errors="coerce").replace(value, fill)
+            return X_train, X_test
+
+        started = time.perf_counter()
+        base = refit.base()
+        after = refit.predict(impute, f"impute {column!r}") if base is not None else None
+        if after is None:
+            continue
+        base_codes, after_codes = scorer.encode(base), scorer.encode(after)
+        out.append(
+            Intervention(
+                kind="impute_sentinel",
+                category="missing_values",
+                target=column,
+                metric="f1_macro" if scorer.classification else "r2",
+                score_before=_round(scorer.score(base_codes)),
+                score_after=_round(scorer.score(after_codes)),
+                noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
+                n_rows=len(refit.X_train),
+                seconds=round(time.perf_counter() - started, 3),
+                model_used=refit.model_used,
+                values={"value": value, "share": round(share, 4), "gap": round(gap, 4)},
+                detail=f"refit with {column!r} == {value:g} replaced by the median of the rest",
+            )
+        )
+    return out
 
 
 def _fences(series: pd.Series) -> tuple[float, float] | None:
