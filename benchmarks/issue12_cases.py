@@ -11,7 +11,6 @@ development probes, not the held-out measurement (that is the fault-injection co
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from pathlib import Path

@@ -11,8 +11,10 @@ minds, and a strong real feature looks like a leak. So the testing step measures
   feature neutralised (held at its training median/mode, so that every pipeline still
   finds its columns), against the clone refitted as is. A leak is confirmed when the
   score collapses without it.
-* ``clip_outliers``: the same refit with the extreme columns clipped to their training
-  fences (5 IQRs), and ``affected_rows``: the error on test rows holding such values
+* ``impute_outliers``: the same refit with the values beyond the extreme columns'
+  training fences (5 IQRs) replaced by the column's training median (what "null them and
+  impute" does to a unit error or a device code; a genuine extreme value loses its
+  information instead), and ``affected_rows``: the error on test rows holding such values
   against the rest, from the model's own predictions.
 
 Which refits run is decided from cheap pre-signals (dataset statistics), on a row budget
@@ -195,7 +197,7 @@ class _Refit:
                 warnings.simplefilter("ignore")
                 model = clone(self.template).fit(X_train, self.y_train)
                 return np.asarray(model.predict(X_test))
-        except Exception as error:  # noqa: BLE001 - a failed refit only loses a measurement
+        except Exception as error:
             logger.warning("intervention %s: refit failed: %s: %s", what, type(error).__name__, error)
             return None
 
@@ -215,7 +217,7 @@ def _template(adapter: Any, task: str, features: list[str], cat_features: list[s
         try:
             clone(raw)
             return raw, "clone"
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             logger.info("the model cannot be cloned (%s); a surrogate is used", error)
     from mlflow_deepfix.baselines import _rungs, _split_columns
 
@@ -309,7 +311,7 @@ def run_interventions(
     started = time.perf_counter()
     try:
         results.append(_chance_level(scorer, pred, task, train, target, test_rows, seed))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         logger.warning("chance level failed: %s: %s", type(error).__name__, error)
 
     leaks = leak_candidates(dataset)
@@ -520,7 +522,7 @@ def _label_only(train_rows, target, features, column, association, classificatio
         metric="shared_r2",
         score_before=_round(chance),
         score_after=_round(shared),
-        n_rows=int(len(x)),
+        n_rows=len(x),
         seconds=round(time.perf_counter() - started, 3),
         model_used="predictions",
         values={
@@ -547,7 +549,7 @@ def _permute_feature(adapter, scorer, pred, test_rows, features, column, associa
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             after = scorer.encode(adapter.predict(shuffled))
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         logger.warning("permuting %r failed: %s: %s", column, type(error).__name__, error)
         return None
     if after.size != pred.size:
@@ -663,7 +665,7 @@ def _fences(series: pd.Series) -> tuple[float, float] | None:
 
 
 def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list[Intervention]:
-    """Affected rows vs the rest (the model's own predictions) and a clip-and-refit."""
+    """Affected rows vs the rest (the model's own predictions) and an impute-and-refit."""
     started = time.perf_counter()
     fences = {c: f for c in columns if (f := _fences(train_rows[c])) is not None}
     if not fences:
@@ -701,20 +703,23 @@ def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list
             )
         )
 
+    medians = {c: float(pd.to_numeric(train_rows[c], errors="coerce").median()) for c in fences}
+
     def clip(X_train: pd.DataFrame, X_test: pd.DataFrame):
         for column, (low, high) in fences.items():
             for frame in (X_train, X_test):
-                frame[column] = pd.to_numeric(frame[column], errors="coerce").clip(low, high)
+                values = pd.to_numeric(frame[column], errors="coerce")
+                frame[column] = values.mask((values < low) | (values > high), medians[column])
         return X_train, X_test
 
     started = time.perf_counter()
     base = refit.base()
-    after = refit.predict(clip, "clip outliers") if base is not None else None
+    after = refit.predict(clip, "impute outliers") if base is not None else None
     if after is not None:
         base_codes, after_codes = scorer.encode(base), scorer.encode(after)
         out.append(
             Intervention(
-                kind="clip_outliers",
+                kind="impute_outliers",
                 category="outliers",
                 target=target,
                 metric="f1_macro" if scorer.classification else "r2",
@@ -724,7 +729,7 @@ def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list
                 n_rows=len(refit.X_train),
                 seconds=round(time.perf_counter() - started, 3),
                 model_used=refit.model_used,
-                detail="refit with the columns clipped to their training 5-IQR fences",
+                detail="refit with values beyond the training 5-IQR fences replaced by the median",
             )
         )
     return out

@@ -21,10 +21,10 @@ SCALE_SENSITIVE_BONUS = 0.1
 COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
 #: infinite values in a feature; a crash on them
 INF_SCORE, INF_CRASH_SCORE = 0.6, 0.85
-#: measured harm: refitting with the columns clipped gains this share of the model's
+#: measured harm: refitting with the extreme values replaced by the median gains this share of the model's
 #: skill over chance -> score (only when the gain exceeds 2 noise units)
 CLIP_GAIN_SCORE = ((0.0, 0.2), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
-#: when neither the clip-and-refit nor the affected rows show harm beyond noise, the
+#: when neither the impute-and-refit nor the affected rows show harm beyond noise, the
 #: outliers are reported at most at this score (low): heavy but natural tails
 HARMLESS_CAP = 0.35
 NOISE_UNITS = 2.0
@@ -52,7 +52,7 @@ def extremeness(column) -> float | None:
 def measured_harm(artifact):
     """(clip intervention, affected-rows intervention, harmful?, clip gain as a share of
     the model's skill over chance), or None when nothing was measured."""
-    clip = artifact.intervention("clip_outliers")
+    clip = artifact.intervention("impute_outliers")
     rows = artifact.intervention("affected_rows")
     if clip is not None and clip.change is None:
         clip = None
@@ -123,8 +123,8 @@ class Outliers(Rule):
         "0.6; a crash on them: 0.85. Deepchecks' Outlier Sample Detection (share of rows with "
         "LoOP probability >= 0.7) only corroborates what the statistics found (at most 0.3). "
         "Measured harm decides in the end (tabular): when test rows with extreme values are "
-        "predicted no worse than the rest and refitting with the columns clipped to their "
-        "training fences gains nothing beyond 2 noise units, the finding is capped at 0.35 "
+        "predicted no worse than the rest and refitting with the values beyond the training "
+        "fences replaced by the median gains nothing beyond 2 noise units, the finding is capped at 0.35 "
         "(low); a gain is scored by its share of the model's skill over chance: 0 -> 0.2, "
         "5% -> 0.45, 15% -> 0.65, 30% -> 0.85."
     )
@@ -243,7 +243,8 @@ class Outliers(Rule):
             )
         if clip is not None:
             parts.append(
-                f"clipping {clip.target.replace(',', ', ')} to the training fences and "
+                f"replacing the values of {clip.target.replace(',', ', ')} beyond the training "
+                f"fences by the median and "
                 f"refitting a {clip.model_used} of the model moved test {clip.metric} from "
                 f"{clip.score_before:.3f} to {clip.score_after:.3f} (noise {clip.noise or 0:.3f})"
             )
@@ -257,7 +258,7 @@ class Outliers(Rule):
             confidence=0.7,
             detail="; ".join(parts) + f"; {verdict}",
             value=clip.change if clip is not None else rows.change,
-            check="clip_outliers" if clip is not None else "affected_rows",
+            check="impute_outliers" if clip is not None else "affected_rows",
             harmful=harmful,
         )
 
