@@ -314,6 +314,14 @@ def run_interventions(
     except Exception as error:
         logger.warning("chance level failed: %s: %s", type(error).__name__, error)
 
+    if train is not None and dataset.comparison is not None and dataset.comparison.overlap_fraction > 0:
+        try:
+            shared = _overlap_rows(scorer, pred, train, test_rows, features, seed)
+            if shared is not None:
+                results.append(shared)
+        except Exception as error:  # noqa: BLE001
+            logger.warning("overlap rows failed: %s: %s", type(error).__name__, error)
+
     leaks = leak_candidates(dataset)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
     sentinels = (
@@ -594,6 +602,24 @@ def _affected(scorer, pred, affected, *, kind, category, target, seed, started, 
         seconds=round(time.perf_counter() - started, 3),
         model_used="predictions",
         detail=detail,
+    )
+
+
+def _overlap_rows(scorer, pred, train, test_rows, features, seed) -> Intervention | None:
+    """Test rows whose features also appear in train (after) vs the others (before): a
+    copy the model memorised is predicted better, which is how overlap inflates the score.
+    Natural repeats (discrete survey answers) with their own labels are not."""
+    started = time.perf_counter()
+    present = [c for c in features if c in train.columns and c in test_rows.columns]
+    if not present:
+        return None
+    seen = set(pd.util.hash_pandas_object(train[present].astype(str), index=False).to_numpy())
+    hashes = pd.util.hash_pandas_object(test_rows[present].astype(str), index=False).to_numpy()
+    shared = np.fromiter((h in seen for h in hashes), dtype=bool, count=len(hashes))
+    return _affected(
+        scorer, pred, shared, kind="overlap_rows", category="train_test_overlap",
+        target="*", seed=seed, started=started,
+        detail="error on test rows whose features also appear in train (after) vs the rest",
     )
 
 

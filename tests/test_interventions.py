@@ -195,6 +195,40 @@ def test_a_real_point_mass_that_imputing_does_not_help_is_not_reported():
     assert all(f.category != "missing_values" for f in findings_of(data))
 
 
+def _overlap(shared_error, rest_error=0.10, noise=0.02):
+    return Intervention(kind="overlap_rows", category="train_test_overlap", metric="error_rate",
+                        score_before=rest_error, score_after=shared_error, noise=noise,
+                        n_rows=120)
+
+
+def test_overlap_whose_rows_are_predicted_no_better_is_capped_at_low():
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    assert findings_of(data)[0].severity == "critical"
+    natural = next(f for f in findings_of(with_interventions(data, _overlap(0.11)))
+                   if f.category == "train_test_overlap")
+    assert natural.severity == "low"
+    assert any("does not inflate" in e.detail for e in natural.evidence)
+    memorised = findings_of(with_interventions(data, _overlap(0.0)))[0]
+    assert (memorised.category, memorised.severity) == ("train_test_overlap", "critical")
+
+
+def test_overlap_rows_are_measured_on_real_copies():
+    frame = _bc()
+    train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=frame["y"])
+    train = pd.concat([train, test.iloc[:60]])  # 60 test rows copied into train
+    features = [c for c in frame.columns if c != "y"]
+    model = RandomForestClassifier(n_estimators=30, random_state=0).fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task="binary_classification",
+                                feature_names=features, cat_features=[], seed=0)
+    found, _ = run_interventions(
+        task="binary_classification", target="y", features=features, cat_features=[],
+        train=train, test=test, pred_test=model.predict(test[features]), dataset=dataset,
+        adapter=Adapter(model), seed=0,
+    )
+    rows = next(i for i in found if i.kind == "overlap_rows")
+    assert rows.n_rows == 60 and rows.score_after == 0.0
+
+
 # --------------------------------------------------------------------------- C: causes
 
 
