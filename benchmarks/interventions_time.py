@@ -39,6 +39,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
     on, off = [], []
+    _time(next(iter(CASES)), False)  # warm-up: imports (Deepchecks, scikit-learn) and caches
     for _ in range(args.repeat):
         for i, name in enumerate(CASES):
             order = (True, False) if i % 2 == 0 else (False, True)

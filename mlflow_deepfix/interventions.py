@@ -322,6 +322,11 @@ def run_interventions(
         except Exception as error:  # noqa: BLE001
             logger.warning("overlap rows failed: %s: %s", type(error).__name__, error)
 
+    if not scorer.classification:
+        inverted = _invert_log_target(scorer, pred, seed)
+        if inverted is not None:
+            results.append(inverted)
+
     leaks = leak_candidates(dataset)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
     sentinels = (
@@ -602,6 +607,35 @@ def _affected(scorer, pred, affected, *, kind, category, target, seed, started, 
         seconds=round(time.perf_counter() - started, 3),
         model_used="predictions",
         detail=detail,
+    )
+
+
+#: predictions above this cannot be log-scale values of a real target (expm1 overflows)
+MAX_LOG_PREDICTION = 50.0
+
+
+def _invert_log_target(scorer, pred, seed) -> Intervention | None:
+    """The model's own predictions, scored as they are (before) and after ``expm1``
+    (after): a model trained on log1p(target) and served without the inverse transform
+    predicts the log of the answer, and the inverse makes it right."""
+    started = time.perf_counter()
+    finite = pred[np.isfinite(pred)]
+    y = scorer.y[np.isfinite(scorer.y)]
+    if finite.size < 10 or y.size < 10 or finite.max() > MAX_LOG_PREDICTION or y.min() < 0:
+        return None
+    inverted = np.expm1(pred)
+    return Intervention(
+        kind="invert_target_transform",
+        category="preprocessing_mismatch",
+        target="expm1",
+        metric="r2",
+        score_before=_round(scorer.score(pred)),
+        score_after=_round(scorer.score(inverted)),
+        noise=_round(scorer.paired_noise(pred, inverted, seed)),
+        n_rows=int(pred.size),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        detail="the model's test predictions scored as served (before) and after expm1 (after)",
     )
 
 

@@ -229,6 +229,29 @@ def test_overlap_rows_are_measured_on_real_copies():
     assert rows.n_rows == 60 and rows.score_after == 0.0
 
 
+def test_an_un_inverted_log_target_is_preprocessing_mismatch_not_degenerate_output():
+    from sklearn.compose import TransformedTargetRegressor
+
+    frame = _diabetes()
+    model = TransformedTargetRegressor(  # trained on log1p(y) ...
+        regressor=make_pipeline(StandardScaler(), Ridge()), func=np.log1p, inverse_func=np.expm1
+    )
+    train, test = train_test_split(frame, test_size=0.3, random_state=0)
+    features = [c for c in frame.columns if c != "y"]
+    model.fit(train[features], train["y"])
+    served = model.regressor_.predict(test[features])  # ... served without the inverse
+    dataset = summarize_dataset(train, test, label="y", task="regression",
+                                feature_names=features, cat_features=[], seed=0)
+    found, _ = run_interventions(
+        task="regression", target="y", features=features, cat_features=[], train=train,
+        test=test, pred_test=served, dataset=dataset, adapter=Adapter(model), seed=0,
+    )
+    data = with_interventions(artifact(task="regression"), *found)
+    top = findings_of(data)[0]
+    assert top.category == "preprocessing_mismatch" and top.severity == "critical"
+    assert "expm1" in top.title
+
+
 # --------------------------------------------------------------------------- C: causes
 
 
