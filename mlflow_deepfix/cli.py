@@ -16,9 +16,9 @@ from mlflow_deepfix import __version__
 
 #: module path -> name of its ``register(subparsers)`` function
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
-    ("mlflow_deepfix.bench", "add_bench_parser"),
+    ("mlflow_deepfix.bench.runner", "add_bench_parser"),
     ("kb_builder.cli", "register"),
-    ("mlflow_deepfix.gate_cli", "register"),
+    ("mlflow_deepfix.gate.cli", "register"),
 )
 
 

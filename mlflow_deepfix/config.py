@@ -10,33 +10,24 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pandas as pd
+from deepfix_agents.llm._config import LLMConfig, validate_llm_options
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mlflow_deepfix.errors import DeepfixConfigError
 
+__all__ = [
+    "FAIL_ON",
+    "MODALITIES",
+    "SUITES",
+    "DeepfixConfig",
+    "KBConfig",
+    "LLMConfig",
+    "parse_config",
+]
+
 SUITES = ("data_integrity", "train_test_validation", "model_evaluation")
 FAIL_ON = ("critical", "high", "medium", "low")
 MODALITIES = ("tabular", "text", "image")
-
-
-class LLMConfig(BaseModel):
-    """Options of an LLM provider. The API key itself is never accepted, only the name
-    of the environment variable that holds it, so that it cannot end up in artifacts."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    n: int = Field(default=1, ge=1, le=16)
-    timeout: float = Field(default=60.0, gt=0)
-    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
-    max_retries: int = Field(default=2, ge=0, le=10)
-    #: share of samples that must agree on a category for the LLM result to stand
-    min_agreement: float = Field(default=0.5, ge=0.0, le=1.0)
-    cache: bool = True
-    cache_dir: str | None = None
-    max_new_tokens: int = Field(default=1024, ge=16)
 
 
 class KBConfig(BaseModel):
@@ -196,7 +187,5 @@ def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
     except ValidationError as error:
         raise DeepfixConfigError(_explain(error)) from None
     if config.provider != "rules":
-        from deepfix_agents.llm import validate_llm_options
-
         validate_llm_options(config.provider, config.llm)
     return config

@@ -26,7 +26,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from mlflow_deepfix.checks import CHECK_CATALOG, CheckInputs, _compat, run_checks
-from mlflow_deepfix.model_adapter import ModelAdapter
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 
 ALL_SUITES = ["data_integrity", "train_test_validation", "model_evaluation"]
 

@@ -38,7 +38,7 @@ from mlflow_deepfix.gate import (
     load_table,
     resolve_model,
 )
-from mlflow_deepfix.verification import (
+from mlflow_deepfix.gate.verification import (
     compare_findings,
     correct_mask,
     flip_rates,
@@ -543,7 +543,7 @@ def test_gate_fail_exits_1_and_leaves_the_alias(
 
 
 def _hand_rates(y, baseline_pred, candidate_pred):
-    """Repair rate and NFR counted directly, without mlflow_deepfix.verification."""
+    """Repair rate and NFR counted directly, without mlflow_deepfix.gate.verification."""
     repaired = broken = wrong = right = 0
     for truth, old, new in zip(y, baseline_pred, candidate_pred):
         if old != truth:
@@ -662,7 +662,7 @@ def test_text_model_is_gated_through_the_cli_with_text_col(registry, tmp_path, c
     --text-col makes the gate evaluate it as text and refuse it on the overlap."""
     from sklearn.model_selection import train_test_split
 
-    from mlflow_deepfix.scenarios._text_data import make_reviews, text_model
+    from mlflow_deepfix.bench.scenarios._text_data import make_reviews, text_model
 
     frame = make_reviews(700, seed=0).drop(columns=["topic"])
     train, test = train_test_split(frame, test_size=0.3, random_state=0)

@@ -17,10 +17,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mlflow_deepfix.interventions import run_interventions, sentinel_candidates
-from mlflow_deepfix.performance import calibration_noise, expected_calibration_error
+from mlflow_deepfix.testing.interventions import run_interventions, sentinel_candidates
+from mlflow_deepfix.testing.performance import calibration_noise, expected_calibration_error
 from mlflow_deepfix.schemas import Intervention, SplitComparison
-from mlflow_deepfix.stats import summarize_dataset
+from mlflow_deepfix.testing.stats import summarize_dataset
 from tests.test_rules_model import artifact, col
 
 HEALTHY = {"info", "low"}

@@ -21,9 +21,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from mlflow_deepfix import bench
-from mlflow_deepfix.scenarios import Scenario, all_scenarios, get_scenario, register, select
-from mlflow_deepfix.scenarios._base import make_data
+from mlflow_deepfix.bench import runner as bench
+from mlflow_deepfix.bench.scenarios import Scenario, all_scenarios, get_scenario, register, select
+from mlflow_deepfix.bench.scenarios._base import make_data
 from mlflow_deepfix.schemas import CATEGORIES
 
 ALL_SCENARIOS = all_scenarios()

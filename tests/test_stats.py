@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mlflow_deepfix.stats import (
+from mlflow_deepfix.testing.stats import (
     compare_splits,
     infer_cat_features,
     label_keys,

@@ -52,7 +52,7 @@ from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
 if TYPE_CHECKING:
-    from mlflow_deepfix.model_adapter import ModelAdapter
+    from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 
 logger = logging.getLogger(__name__)
 
