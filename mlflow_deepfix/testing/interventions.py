@@ -281,7 +281,18 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
 # --------------------------------------------------------------------------- public API
 
 
-def run_interventions(
+def run_interventions(**kwargs: Any) -> tuple[list[Intervention], list[str]]:
+    """Run the chance-level measurement and the refits the pre-signals call for (see
+    :func:`_run_interventions` for the arguments), with native thread pools limited to
+    one thread: refits of small samples gain nothing from OpenMP/BLAS threads, and on a
+    busy machine their spin-waiting made a 1 s refit take tens of seconds."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _run_interventions(**kwargs)
+
+
+def _run_interventions(
     *,
     task: str,
     target: str,
