@@ -23,6 +23,8 @@ from mlflow_deepfix.schemas import (
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
     "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on",
+    # added since the contract (issue 12 A): measured harm, on by default
+    "interventions",
     # added since the contract (issue 12 E): the learned calibration switch, off by default
     "calibration",
 ]
@@ -50,6 +52,7 @@ def test_config_keys_and_defaults():
     assert config.suites == ("data_integrity", "train_test_validation", "model_evaluation")
     assert config.seed == 0 and config.provider == "rules" and config.fail_on == "critical"
     assert config.train_data is None and config.kb is None
+    assert config.interventions is True
 
 
 def test_llm_options_are_those_of_the_contract():
