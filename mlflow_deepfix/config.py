@@ -73,6 +73,9 @@ class DeepfixConfig(BaseModel):
     #: what of the data may be stored (see mlflow_deepfix.privacy and README)
     privacy: Literal["default", "strict"] = "default"
     sensitive_features: tuple[str, ...] | None = None
+    #: measure harm with counterfactual refits of a clone of the model (issue 12); off
+    #: leaves severities to the patterns alone
+    interventions: StrictBool = True
     #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
     calibration: StrictBool = False
 
@@ -161,6 +164,7 @@ _ACCEPTED = {
     "cache": "true or false",
     "privacy": f"one of {list(PRIVACY)}",
     "sensitive_features": "a non-empty list of column names of data",
+    "interventions": "true or false",
     "calibration": "true or false",
 }
 

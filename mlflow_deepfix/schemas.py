@@ -256,6 +256,9 @@ class PerformanceSummary(_Model):
     prediction_spread_ratio: float | None = None
     #: classification with probabilities: expected calibration error on test
     calibration_error: float | None = None
+    #: the ECE a perfectly calibrated model with the same confidences reaches by chance
+    #: on these rows (90th percentile of simulations); None when not computed
+    calibration_noise: float | None = None
     #: binary with probabilities: best F1 threshold vs default (0.5) F1 on test
     best_threshold: float | None = None
     f1_at_default: float | None = None
@@ -274,6 +277,45 @@ class BaselineResult(_Model):
     metric: str
     cv_score: float | None = None
     test_score: float | None = None
+
+
+class Intervention(_Model):
+    """One measurement of harm: the model's score before and after removing a suspected
+    cause (a counterfactual refit), on the rows a pattern affects vs the rest, or against
+    chance. Severity follows these numbers, not the presence of a pattern.
+
+    ``kind`` says what was done (``chance_level``, ``drop_feature``, ``clip_outliers``,
+    ``affected_rows``, ...), ``target`` on what (a column, or ``*`` for the whole model).
+    ``score_before``/``score_after`` are in ``metric`` (the main metric unless said):
+    for a refit, the clone refitted as is vs with the cause removed; for ``affected_rows``
+    the score on the unaffected vs the affected rows; for ``chance_level`` the chance
+    score vs the model's. ``noise`` is the standard error of ``score_after -
+    score_before`` (paired bootstrap over test rows), so a change is real when it exceeds
+    about twice that. ``model_used`` says what was refitted: a ``clone`` of the user's
+    model, a ``surrogate`` (a baseline-ladder model, when the model cannot be cloned), or
+    nothing (``predictions``: the model's own test predictions).
+    """
+
+    kind: str
+    category: str
+    target: str = "*"
+    metric: str
+    score_before: float | None = None
+    score_after: float | None = None
+    noise: float | None = None
+    n_rows: int = 0
+    seconds: float = 0.0
+    model_used: Literal["clone", "surrogate", "predictions"] = "predictions"
+    #: further named numbers (e.g. ``p_value``, ``association``, ``share``)
+    values: dict[str, float] = Field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def change(self) -> float | None:
+        """``score_after - score_before`` (None when either is missing)."""
+        if self.score_before is None or self.score_after is None:
+            return None
+        return self.score_after - self.score_before
 
 
 class RuntimeFailure(_Model):
@@ -481,12 +523,25 @@ class ArtifactData(_Model):
     spurious: SpuriousSummary | None = None
     #: wall time of each behaviour probe (probe -> seconds), part of ``checks_seconds``
     probe_seconds: dict[str, float] = Field(default_factory=dict)
+    #: measured harm: counterfactual refits, affected-row scores, chance level
+    interventions: list[Intervention] = Field(default_factory=list)
     #: plain-language notes about what was skipped and why
     notes: list[str] = Field(default_factory=list)
     checks_seconds: float = 0.0
 
     def check(self, name: str) -> CheckOutcome | None:
         return next((c for c in self.checks if c.name == name), None)
+
+    def intervention(self, kind: str, target: str | None = None) -> Intervention | None:
+        """The first intervention of ``kind`` (on ``target`` when given)."""
+        return next(
+            (
+                i
+                for i in self.interventions
+                if i.kind == kind and (target is None or i.target == target)
+            ),
+            None,
+        )
 
 
 # --------------------------------------------------------------------------- diagnosis

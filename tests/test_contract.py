@@ -24,6 +24,8 @@ CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
     "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache", "privacy",
     "sensitive_features",
+    # added since the contract (issue 12 A): measured harm, on by default
+    "interventions",
     # added since the contract (issue 12 E): the learned calibration switch, off by default
     "calibration",
 ]
@@ -59,6 +61,7 @@ def test_config_keys_and_defaults():
     assert config.train_data is None and config.kb is None
     assert config.cache is True
     assert config.privacy == "default"
+    assert config.interventions is True
 
 
 def test_llm_options_are_those_of_the_contract():

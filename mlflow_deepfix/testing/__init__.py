@@ -110,6 +110,16 @@ def run_testing(
     )
     notes.extend(probes.notes)
     # ---- end of behaviour probes
+    interventions = []
+    if (
+        config.interventions
+        and inputs.modality == "tabular"
+        and adapter is not None
+        and predictions.test is not None
+    ):
+        interventions = _interventions(
+            inputs, config, test, train, predictions, dataset, cat_features, notes
+        )
 
     artifact = ArtifactData(
         deepfix_version=__version__,
@@ -128,8 +138,34 @@ def run_testing(
         fairness=probes.fairness,
         spurious=probes.spurious,
         probe_seconds=probes.seconds,
+        interventions=interventions,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )
     logger.info("deepfix testing done in %.1fs", artifact.checks_seconds)
     return artifact, predictions
+
+
+def _interventions(inputs, config, test, train, predictions, dataset, cat_features, notes):
+    """Measured harm (:mod:`~.interventions`); never stops the evaluation."""
+    from mlflow_deepfix.testing.interventions import run_interventions
+
+    try:
+        found, extra = run_interventions(
+            task=inputs.task,
+            target=inputs.target,
+            features=[c for c in inputs.feature_names if c != inputs.target],
+            cat_features=list(cat_features),
+            train=train,
+            test=test,
+            pred_test=predictions.test,
+            dataset=dataset,
+            adapter=inputs.adapter,
+            seed=config.seed,
+        )
+    except Exception as error:  # noqa: BLE001 - measurements are optional evidence
+        logger.warning("interventions failed: %s: %s", type(error).__name__, error)
+        notes.append(f"Interventions skipped: {type(error).__name__}: {error}")
+        return []
+    notes.extend(extra)
+    return found

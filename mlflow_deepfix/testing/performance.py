@@ -229,6 +229,39 @@ def expected_calibration_error(
     return float(gap[size > 0].sum() / y.size)
 
 
+#: simulations of a perfectly calibrated model for the ECE noise level
+ECE_SIMULATIONS = 50
+
+
+def calibration_noise(
+    y: np.ndarray, matrix: np.ndarray, classes: list[str], bins: int = ECE_BINS, seed: int = 0
+) -> float | None:
+    """The ECE that a perfectly calibrated model with *these* confidences shows by chance
+    on this many rows: outcomes drawn as Bernoulli(confidence), scored like
+    :func:`expected_calibration_error`; the 90th percentile of ECE_SIMULATIONS draws. A
+    confident model on many rows has a small noise level, an uncertain one on few rows
+    a large one, which a single 1/sqrt(n) rule cannot say."""
+    finite = np.all(np.isfinite(matrix), axis=1)
+    y, matrix = y[finite], matrix[finite]
+    if y.size < bins:
+        return None
+    if len(classes) == 2:
+        confidence = np.clip(matrix[:, 1], 0.0, 1.0)
+    else:
+        confidence = np.clip(matrix[np.arange(y.size), np.argmax(matrix, axis=1)], 0.0, 1.0)
+    edges = np.quantile(confidence, np.linspace(0, 1, bins + 1)[1:-1])
+    index = np.searchsorted(edges, confidence, side="right")
+    size = np.bincount(index, minlength=bins).astype(float)
+    total_confidence = np.bincount(index, weights=confidence, minlength=bins)
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(ECE_SIMULATIONS):
+        outcome = (rng.random(y.size) < confidence).astype(float)
+        gap = np.abs(total_confidence - np.bincount(index, weights=outcome, minlength=bins))
+        draws.append(gap[size > 0].sum() / y.size)
+    return float(np.quantile(draws, 0.9))
+
+
 def _f1_at(positive: np.ndarray, score: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """F1 of the positive class when predicting it at ``score >= t``, for every t."""
     predicted = score[None, :] >= thresholds[:, None]
@@ -352,6 +385,7 @@ def summarize_performance(
                 out["prediction_distribution"] = _distribution(pred)
                 if matrix is not None and y.size:
                     out["calibration_error"] = expected_calibration_error(y, matrix, class_keys)
+                    out["calibration_noise"] = calibration_noise(y, matrix, class_keys)
                     threshold = threshold_analysis(y, matrix, class_keys)
                     if threshold is not None:
                         out["best_threshold"], out["f1_at_default"], out["f1_at_best"] = threshold

@@ -48,3 +48,13 @@ class RuntimeAnalyzer(RuleSourceAnalyzer):
     id = "runtime"
     description = "Crash diagnosis: runtime information captured when the model's predict failed."
     source = "runtime"
+
+
+@register_analyzer
+class InterventionAnalyzer(RuleSourceAnalyzer):
+    id = "intervention"
+    description = (
+        "Measured harm: the model against chance, its score on affected rows against the "
+        "rest, and counterfactual refits of a clone with a suspected cause removed."
+    )
+    source = "intervention"

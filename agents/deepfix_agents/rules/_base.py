@@ -15,6 +15,9 @@ sources through ``detect_<source>`` methods that return :class:`Signal` objects:
     the baseline ladder (``artifact.baselines``)
 ``detect_runtime``
     runtime information of crashes (``artifact.runtime_failures``)
+``detect_intervention``
+    measured harm: counterfactual refits, affected-row scores and the chance level
+    (``artifact.interventions``)
 
 The analyzer of each source calls the matching method of every registered rule, so
 adding a category touches one new rule module plus its registration.
@@ -35,7 +38,7 @@ from mlflow_deepfix.schemas import (
     RuntimeFailure,
 )
 
-SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "intervention")
 DOC_FIELDS = ("name", "detects", "why", "example", "severity_policy")
 
 

@@ -64,6 +64,16 @@ class UnseenCategories(Rule):
         "15% -> 0.8, 30% -> 0.9. Deepchecks' New Category / New Label Train Test corroborate."
     )
     explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
+
+    def explains_for(self, artifact):
+        """New categories explain shifted category shares, not a numeric feature that
+        moved a long way on its own (a unit change, a recalibrated sensor): then feature
+        drift is a second, independent bug and keeps its own finding."""
+        from deepfix_agents.rules.prediction_drift import large_feature_shift
+
+        if large_feature_shift(artifact) is not None:
+            return tuple(c for c in self.explains if c != "feature_drift")
+        return self.explains
     checks = ("New Category Train Test", "New Label Train Test")
 
     def detect_runtime(self, artifact):
