@@ -261,7 +261,7 @@ class ResultCache:
         except Exception as error:  # noqa: BLE001 - a broken entry is only a miss
             logger.warning("deepfix cache: ignoring unreadable entry %s: %s", path, error)
             return None
-        os.utime(path)  # pruning drops the least recently *used* entries first
+        _touch(path)  # pruning drops the least recently *used* entries first
         return result
 
     def put(self, key: str, artifact: ArtifactData) -> None:
@@ -279,6 +279,7 @@ class ResultCache:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(entry, handle, separators=(",", ":"))
             os.replace(tmp, path)
+            _touch(path)
         except OSError as error:
             logger.warning("deepfix cache: could not write %s: %s", path, error)
             return
@@ -291,7 +292,7 @@ class ResultCache:
 
     def prune(self) -> int:
         """Delete least recently used entries until the cache fits ``max_bytes``."""
-        files = [(p.stat().st_mtime, p.stat().st_size, p) for p in self.entries()]
+        files = [(p.stat().st_mtime_ns, p.stat().st_size, p) for p in self.entries()]
         total = sum(size for _, size, _ in files)
         removed = 0
         for _, size, path in sorted(files):
@@ -437,3 +438,11 @@ def run_testing_cached(
         return artifact, CacheOutcome("uncacheable", detail="the model could not be fingerprinted")
     cache.put(key, artifact)
     return artifact, CacheOutcome("miss", detail=f"stored as {key[:12]}")
+
+
+def _touch(path: Path) -> None:
+    """Stamp ``path`` with the current time at full clock resolution. The kernel stamps
+    writes with a coarse clock (a few ms), so two entries written or read in quick
+    succession would tie and the least-recently-used order would be arbitrary."""
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))

@@ -47,6 +47,14 @@ _MAX_CELLS = 200_000
 _SMALL_INTEGER = 10_000
 #: cells shorter than this are common words ("no", "red"), not identifying values
 _MIN_CELL_LENGTH = 3
+#: a text value held by at least this many rows is a category level shared by a group
+#: ("partner", "north"), not one row's value: it stays readable (segments and slices are
+#: named by it); rarer values (ids, names, free text) are scrubbed
+_GROUP_SIZE = 5
+#: a number written with at most this many significant digits is as coarse as the
+#: summaries we store (see SIGNIFICANT_DIGITS) and identifies no row; longer ones
+#: (987654.000123) may be one row's exact value and are scrubbed when they match a cell
+_COARSE_DIGITS = 3
 
 #: a quoted literal: the quote is not an apostrophe inside a word ("model's")
 _QUOTED = re.compile(r"""(?<!\w)(?P<q>['"])(?P<body>(?:(?!(?P=q)).){1,200}?)(?P=q)(?!\w)""")
@@ -108,9 +116,9 @@ class Scrubber:
             self._remember_numbers(column.to_numpy(dtype=float, na_value=np.nan))
             return
         counts = column.dropna().astype(str).value_counts(ascending=True)
-        for value in counts.index[:_MAX_CELLS]:
+        for value, count in counts.iloc[:_MAX_CELLS].items():
             text = value.strip()
-            if len(text) >= _MIN_CELL_LENGTH:
+            if len(text) >= _MIN_CELL_LENGTH and count < _GROUP_SIZE:
                 self.strings.add(text)
             number = _as_number(text)
             if number is not None and not (
@@ -154,9 +162,19 @@ class Scrubber:
         if token in self.strings or bare in self.strings:
             return REDACTED
         number = _as_number(bare)
-        if number is not None and self._is_cell_number(number):
+        if (
+            number is not None
+            and _significant_digits(bare) > _COARSE_DIGITS
+            and self._is_cell_number(number)
+        ):
             return REDACTED
         return token
+
+
+def _significant_digits(text: str) -> int:
+    """Significant digits of a number as written: ``6.7`` -> 2, ``987654.000123`` -> 12."""
+    mantissa = re.split(r"[eE]", text, maxsplit=1)[0]
+    return len(re.sub(r"\D", "", mantissa).strip("0")) or 1
 
 
 def _as_number(text: str) -> float | None:

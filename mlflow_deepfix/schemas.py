@@ -63,6 +63,15 @@ CATEGORY_LAYERS: dict[str, str] = {
     "group_disparity": "model",
 }
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LAYERS)
+#: the categories listed in CONTRACT.md section 5 (schema version 1); the others were
+#: added since (README, "Categories added since the contract")
+ADDED_CATEGORIES: tuple[str, ...] = (
+    "spurious_correlation",
+    "fragile_predictions",
+    "overconfident_slice",
+    "group_disparity",
+)
+CONTRACT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c not in ADDED_CATEGORIES)
 
 
 def severity_rank(severity: str) -> int:

@@ -33,7 +33,7 @@ from mlflow_deepfix.bench.corpus.runner import (
     testing_fingerprint,
 )
 from mlflow_deepfix.bench.corpus.scoring import failures, folds, group_scores, score
-from mlflow_deepfix.schemas import CATEGORIES
+from mlflow_deepfix.schemas import CONTRACT_CATEGORIES as CATEGORIES
 
 # --------------------------------------------------------------------------- generation
 
@@ -281,7 +281,8 @@ def test_shipped_calibration_loads():
 
     cal = shipped_calibration()
     assert cal.version == CALIBRATION_VERSION and 0.0 <= cal.medium_threshold <= 1.0
-    assert len(cal.coef) == len(CATEGORIES) + len(cal.numeric_features)
+    assert len(cal.coef) == len(cal.categories) + len(cal.numeric_features)
+    assert set(cal.categories) <= set(CATEGORIES)
 
 
 def test_calibration_file_is_refused_when_it_does_not_fit():

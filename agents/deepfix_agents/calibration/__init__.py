@@ -41,10 +41,14 @@ def severity_level(severity: str) -> int:
     return len(SEVERITY_ORDER) - 1 - SEVERITY_ORDER.index(severity)
 
 
-def feature_vector(row: dict[str, Any]) -> list[float]:
+def feature_vector(
+    row: dict[str, Any], categories: tuple[str, ...] = CATEGORIES
+) -> list[float]:
     """The model's inputs for one finding (``row`` as made by
-    :func:`finding_row`): category one-hot, then :data:`NUMERIC_FEATURES`."""
-    onehot = [1.0 if row["category"] == c else 0.0 for c in CATEGORIES]
+    :func:`finding_row`): category one-hot over ``categories`` (the list the model was
+    fitted on: a category added later gets no category term), then
+    :data:`NUMERIC_FEATURES`."""
+    onehot = [1.0 if row["category"] == c else 0.0 for c in categories]
     numeric = [
         float(severity_level(row["severity"])), float(row["confidence"]),
         float(row["max_score"]), float(row["mean_score"]),
@@ -88,7 +92,7 @@ class Calibration:
     fitted_on: str = ""
 
     def probability(self, row: dict[str, Any]) -> float:
-        x = feature_vector(row)
+        x = feature_vector(row, self.categories)
         z = self.intercept
         for xi, m, s, w in zip(x, self.mean, self.scale, self.coef):
             z += w * (xi - m) / s
@@ -109,22 +113,21 @@ class Calibration:
                 f"calibration file version {data.get('version')!r} is not supported; "
                 f"expected {CALIBRATION_VERSION}"
             )
-        if tuple(data["categories"]) != CATEGORIES[: len(data["categories"])]:
-            raise ValueError("calibration file was fitted on another category list")
+        unknown = sorted(set(data["categories"]) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"calibration file names unknown categories {unknown}")
         n = len(data["categories"]) + len(data["numeric_features"])
         for key in ("mean", "scale", "coef"):
             if len(data[key]) != n:
                 raise ValueError(f"calibration file: {key} has {len(data[key])} values, "
                                  f"expected {n}")
-        # categories added after the fit get neutral one-hot coefficients
-        extra = len(CATEGORIES) - len(data["categories"])
-        pad = lambda xs, v: list(xs[: len(data["categories"])]) + [v] * extra + list(
-            xs[len(data["categories"]):])
+        # one-hot terms follow the file's own category list: a category added after the
+        # fit gets no category term (see feature_vector)
         return cls(
-            version=data["version"], categories=CATEGORIES,
+            version=data["version"], categories=tuple(data["categories"]),
             numeric_features=tuple(data["numeric_features"]),
-            mean=tuple(pad(data["mean"], 0.0)), scale=tuple(pad(data["scale"], 1.0)),
-            coef=tuple(pad(data["coef"], 0.0)), intercept=float(data["intercept"]),
+            mean=tuple(data["mean"]), scale=tuple(data["scale"]),
+            coef=tuple(data["coef"]), intercept=float(data["intercept"]),
             medium_threshold=float(data["medium_threshold"]),
             fitted_on=str(data.get("fitted_on", "")),
         )
