@@ -461,6 +461,25 @@ def _typical(series: pd.Series) -> Any:
     return mode.iloc[0] if len(mode) else series.iloc[0]
 
 
+def _refit_comparison(
+    refit, scorer, base, after, *, seed: int, started: float, **fields
+) -> Intervention:
+    """One counterfactual refit as an :class:`Intervention`: the refit clone's score with
+    the suspected cause left in (``base``) and taken out (``after``), with the paired
+    noise of the difference, so every refit is reported the same way."""
+    base_codes, after_codes = scorer.encode(base), scorer.encode(after)
+    return Intervention(
+        metric="f1_macro" if scorer.classification else "r2",
+        score_before=_round(scorer.score(base_codes)),
+        score_after=_round(scorer.score(after_codes)),
+        noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
+        n_rows=len(refit.X_train),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used=refit.model_used,
+        **fields,
+    )
+
+
 def _drop_feature(refit, scorer, column, association, results, seed) -> Intervention | None:
     started = time.perf_counter()
     base = refit.base()
@@ -469,19 +488,12 @@ def _drop_feature(refit, scorer, column, association, results, seed) -> Interven
     after = refit.predict(_neutralise(column, _typical(refit.X_train[column])), f"drop {column!r}")
     if after is None:
         return None
-    base_codes, after_codes = scorer.encode(base), scorer.encode(after)
     chance = next((r for r in results if r.kind == "chance_level"), None)
-    return Intervention(
+    return _refit_comparison(
+        refit, scorer, base, after, seed=seed, started=started,
         kind="drop_feature",
         category="target_leakage",
         target=column,
-        metric="f1_macro" if scorer.classification else "r2",
-        score_before=_round(scorer.score(base_codes)),
-        score_after=_round(scorer.score(after_codes)),
-        noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
-        n_rows=len(refit.X_train),
-        seconds=round(time.perf_counter() - started, 3),
-        model_used=refit.model_used,
         values={
             "association": round(association, 4),
             **({"chance": chance.score_before} if chance and chance.score_before is not None else {}),
@@ -704,19 +716,12 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
         after = refit.predict(impute, f"impute {column!r}") if base is not None else None
         if after is None:
             continue
-        base_codes, after_codes = scorer.encode(base), scorer.encode(after)
         out.append(
-            Intervention(
+            _refit_comparison(
+                refit, scorer, base, after, seed=seed, started=started,
                 kind="impute_sentinel",
                 category="missing_values",
                 target=column,
-                metric="f1_macro" if scorer.classification else "r2",
-                score_before=_round(scorer.score(base_codes)),
-                score_after=_round(scorer.score(after_codes)),
-                noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
-                n_rows=len(refit.X_train),
-                seconds=round(time.perf_counter() - started, 3),
-                model_used=refit.model_used,
                 values={"value": value, "share": round(share, 4), "gap": round(gap, 4)},
                 detail=f"refit with {column!r} == {value:g} replaced by the median of the rest",
             )
@@ -787,19 +792,12 @@ def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list
     base = refit.base()
     after = refit.predict(clip, "impute outliers") if base is not None else None
     if after is not None:
-        base_codes, after_codes = scorer.encode(base), scorer.encode(after)
         out.append(
-            Intervention(
+            _refit_comparison(
+                refit, scorer, base, after, seed=seed, started=started,
                 kind="impute_outliers",
                 category="outliers",
                 target=target,
-                metric="f1_macro" if scorer.classification else "r2",
-                score_before=_round(scorer.score(base_codes)),
-                score_after=_round(scorer.score(after_codes)),
-                noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
-                n_rows=len(refit.X_train),
-                seconds=round(time.perf_counter() - started, 3),
-                model_used=refit.model_used,
                 detail="refit with values beyond the training 5-IQR fences replaced by the median",
             )
         )
