@@ -19,7 +19,7 @@ import os
 # import Deepchecks (mlflow_deepfix.checks sets it too, for direct imports).
 os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from mlflow_deepfix import _moved  # noqa: E402
 from mlflow_deepfix.config import DeepfixConfig, parse_config  # noqa: E402

@@ -146,6 +146,17 @@ class DeepfixConfig(BaseModel):
         return self.kb is not False
 
 
+#: keys of CONTRACT.md section 2 that this version refuses with a specific message
+#: (instead of "unknown key") until they are implemented
+NOT_YET_SUPPORTED = {
+    "eval_data": (
+        "evaluator_config['deepfix']['eval_data'] (a full Spark evaluation table) is not "
+        "supported by this version of mlflow-deepfix: Spark input is not implemented yet. "
+        "Pass the evaluation table as a pandas DataFrame in `data` (collect it with "
+        "spark_df.toPandas(), or a seeded sample of it) and leave eval_data out."
+    ),
+}
+
 _ACCEPTED = {
     "train_data": "a pandas DataFrame or an mlflow.data dataset",
     "suites": f"a list drawn from {list(SUITES)}",
@@ -212,6 +223,8 @@ def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
         )
     if set(raw) == {"deepfix"} and isinstance(raw["deepfix"], dict):
         raw = raw["deepfix"]
+    if "eval_data" in raw:
+        raise DeepfixConfigError(NOT_YET_SUPPORTED["eval_data"])
     try:
         config = DeepfixConfig(**raw)
     except ValidationError as error:

@@ -64,6 +64,16 @@ def test_config_keys_and_defaults():
     assert config.interventions is True
 
 
+def test_eval_data_is_refused_with_its_own_message_until_spark_input_exists():
+    """CONTRACT.md lists eval_data (Spark evaluation tables, issue 13 A); this version does
+    not implement it, and says so rather than calling it an unknown key."""
+    with pytest.raises(DeepfixConfigError) as raised:
+        parse_config({"eval_data": object()})
+    message = str(raised.value)
+    assert "eval_data" in message and "not supported" in message and "toPandas" in message
+    assert "unknown key" not in message
+
+
 def test_llm_options_are_those_of_the_contract():
     config = parse_config({"llm": {"base_url": "http://127.0.0.1:1", "model": "m",
                                    "api_key_env": "KEY", "n": 3, "timeout": 5, "temperature": 0}})
