@@ -13,18 +13,14 @@ Skipped only when Chromium is not installed (``apt-get install -y chromium``).
 
 from __future__ import annotations
 
-import shutil
-
 import mlflow
 import numpy as np
 import pandas as pd
 import pytest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+
+pytestmark = requires_chromium
 
 MARK = "DEEPFIX-XSS"
 HOSTILE_COLUMN = f"<script>console.log('{MARK}-column')</script>"

@@ -16,7 +16,6 @@ Skipped only when Chromium is not installed (``apt-get install -y chromium``).
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -31,16 +30,14 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from tests.chromium import CHROMIUM, CHROMIUM_ARGS, requires_chromium
+
 #: the width of MLflow's artifact viewer next to its file tree and open assistant panel
 VIEWER_WIDTH = 715
 #: a data string that would run if anything printed it unescaped
 XSS_COLUMN = "<script>alert(1)</script>"
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")
+pytestmark = requires_chromium
 
 
 def _free_port() -> int:
