@@ -55,6 +55,15 @@ CATEGORY_LAYERS: dict[str, str] = {
     "preprocessing_mismatch": "model",
     "wrong_task_type": "model",
     "unused_features": "model",
+    # added since the contract (version 0.2.0): read from the model's training history
+    "training_divergence": "model",
+    "training_stalled": "model",
+}
+#: Categories added after CONTRACT.md section 5, with the version that added them
+#: (append-only; the README lists them too).
+CATEGORIES_ADDED: dict[str, str] = {
+    "training_divergence": "0.2.0",
+    "training_stalled": "0.2.0",
 }
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LAYERS)
 
@@ -285,6 +294,50 @@ class RuntimeFailure(_Model):
     inf_counts: dict[str, int] = Field(default_factory=dict)
 
 
+MetricRole = Literal["train_loss", "val_loss", "train_score", "val_score"]
+
+
+class MetricHistory(_Model):
+    """One training metric as the training run logged it, step by step.
+
+    ``values`` holds ``None`` where the logged value was NaN or infinite (JSON has no
+    NaN); long histories are thinned to at most ``training_history.MAX_POINTS`` evenly spaced
+    points (``n_points`` is the count as logged), the last point always kept.
+    """
+
+    key: str
+    role: MetricRole
+    steps: list[int] = Field(default_factory=list)
+    values: list[float | None] = Field(default_factory=list)
+    n_points: int = 0
+    n_nonfinite: int = 0
+    #: the step of the first NaN/inf value, if any
+    first_nonfinite_step: int | None = None
+
+    @property
+    def finite(self) -> list[float]:
+        return [v for v in self.values if v is not None]
+
+
+class TrainingHistory(_Model):
+    """What the model's training run logged: metric curves and the hyperparameters that
+    explain them (learning rate, epochs, batch size, optimizer, early stopping)."""
+
+    run_id: str
+    metrics: list[MetricHistory] = Field(default_factory=list)
+    #: the recognised hyperparameters, as logged (param key -> value)
+    params: dict[str, str] = Field(default_factory=dict)
+    learning_rate: float | None = None
+    epochs: int | None = None
+    batch_size: int | None = None
+    optimizer: str | None = None
+    #: early stopping (a patience / early-stopping param) was configured
+    early_stopping: bool | None = None
+
+    def metric(self, role: str) -> MetricHistory | None:
+        return next((m for m in self.metrics if m.role == role), None)
+
+
 class ArtifactData(_Model):
     """Everything the diagnosis engine sees. Written as ``deepfix/artifact_data.json``."""
 
@@ -300,6 +353,8 @@ class ArtifactData(_Model):
     performance: PerformanceSummary = Field(default_factory=PerformanceSummary)
     baselines: list[BaselineResult] = Field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = Field(default_factory=list)
+    #: the model's training history read from its MLflow run (None: none was logged)
+    training: TrainingHistory | None = None
     #: plain-language notes about what was skipped and why
     notes: list[str] = Field(default_factory=list)
     checks_seconds: float = 0.0

@@ -124,6 +124,7 @@ def run_testing(
             f"Probability-based checks skipped: {adapter.no_proba_reason or 'no predict_proba'}."
         )
     model_info = describe_model(inputs.model, inputs.adapter, feature_names)
+    training = _training_history(inputs.model, notes)
     importances = dict(model_info.feature_importances)
 
     if inputs.modality == "tabular":
@@ -161,6 +162,7 @@ def run_testing(
         performance=performance,
         baselines=baselines,
         runtime_failures=failures,
+        training=training,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )
@@ -253,6 +255,21 @@ def _tabular_tests(
     )
     return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
 
+
+
+def _training_history(model, notes: list[str]):
+    """The model's training curves from its MLflow run (None, with a note, when absent
+    or unreadable: the rest of the evaluation goes on)."""
+    from mlflow_deepfix.training_history import read_training_history
+
+    try:
+        history, note = read_training_history(model)
+    except Exception as error:  # noqa: BLE001 - a broken history must not sink the evaluation
+        logger.warning("reading the training history failed: %r", error)
+        history, note = None, f"Training history errored: {type(error).__name__}: {error}"[:300]
+    if note:
+        notes.append(note)
+    return history
 
 
 def _by_split(test: np.ndarray | None, train: np.ndarray | None) -> dict[str, np.ndarray] | None:

@@ -48,3 +48,13 @@ class RuntimeAnalyzer(RuleSourceAnalyzer):
     id = "runtime"
     description = "Crash diagnosis: runtime information captured when the model's predict failed."
     source = "runtime"
+
+
+@register_analyzer
+class TrainingHistoryAnalyzer(RuleSourceAnalyzer):
+    id = "training"
+    description = (
+        "The model's training history from its MLflow run: loss and accuracy curves per "
+        "step or epoch, NaN/inf values, learning rate, epochs and early stopping."
+    )
+    source = "training"

@@ -43,6 +43,9 @@ BUILTIN_RULES = (
     "preprocessing_mismatch",
     "wrong_task_type",
     "unused_features",
+    # added since the contract (version 0.2.0)
+    "training_divergence",
+    "training_stalled",
 )
 
 for _module in BUILTIN_RULES:

@@ -15,6 +15,8 @@ sources through ``detect_<source>`` methods that return :class:`Signal` objects:
     the baseline ladder (``artifact.baselines``)
 ``detect_runtime``
     runtime information of crashes (``artifact.runtime_failures``)
+``detect_training``
+    the model's training history read from its MLflow run (``artifact.training``)
 
 The analyzer of each source calls the matching method of every registered rule, so
 adding a category touches one new rule module plus its registration.
@@ -35,7 +37,7 @@ from mlflow_deepfix.schemas import (
     RuntimeFailure,
 )
 
-SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "training")
 DOC_FIELDS = ("name", "detects", "why", "example", "severity_policy")
 
 
