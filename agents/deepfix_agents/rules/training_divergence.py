@@ -19,7 +19,7 @@ HARM_SCORE = {True: 0.8, None: 0.5, False: 0.2}
 @register_rule
 class TrainingDivergence(Rule):
     id = "training_divergence"
-    name = "Training diverged"
+    name = "Training diverged (the loss blew up)"
     detects = (
         "A training loss that turned NaN or infinite, climbed above its starting value "
         "without ever improving, or blew up after a good start, in the metric history "

@@ -20,7 +20,7 @@ HARM_SCORE = {True: 0.8, None: 0.5}
 @register_rule
 class TrainingStalled(Rule):
     id = "training_stalled"
-    name = "Training never got going"
+    name = "Training never got going (the loss stayed flat)"
     detects = (
         "A training loss that stays flat from the first logged epoch or step (it never "
         "improves by more than a few percent) while the model is no better than chance: a "
