@@ -25,8 +25,8 @@ import logging
 import os
 import sys
 import tempfile
-from pathlib import Path
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -100,7 +100,7 @@ def time_full_suite(train: pd.DataFrame, test: pd.DataFrame, model) -> float:
 def time_run_checks(train: pd.DataFrame, test: pd.DataFrame, model, seed: int,
                     sample_size: int | None) -> float:
     from mlflow_deepfix.checks import CheckInputs, run_checks
-    from mlflow_deepfix.model_adapter import ModelAdapter
+    from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 
     features = [c for c in train.columns if c != LABEL]
     start = time.perf_counter()

@@ -122,8 +122,32 @@ def run(args: argparse.Namespace) -> int:
     try:
         return handlers[args.kb_command](args)
     except (KnowledgeBaseUnavailable, CorpusError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if getattr(args, "debug", False) or not _is_connection_error(error):
+            raise  # the deepfix CLI turns it into one line unless --debug is given
+        print(
+            f"error: cannot reach the Qdrant server at {args.url or 'the given URL'} "
+            f"({' '.join(str(error).split()) or type(error).__name__}). Start it (e.g. "
+            "`docker run -p 6333:6333 qdrant/qdrant`) and check the port, or leave out --url "
+            "to use the embedded store (--path).",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _is_connection_error(error: BaseException | None) -> bool:
+    """A refused or failed connection, however qdrant-client/httpx wrapped it."""
+    for _ in range(8):
+        if error is None:
+            return False
+        if isinstance(error, ConnectionError) or type(error).__name__ in (
+            "ConnectError", "ConnectTimeout", "ResponseHandlingException"
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -105,8 +105,6 @@ HELD_OUT: tuple[tuple[str, str], ...] = (
     ("preprocessing_mismatch", "at prediction time the features are not standardised the way they were during training"),
     ("wrong_task_type", "my evaluation treats a classifier as a regressor and reports mean squared error for labels"),
     ("unused_features", "permutation importance says most of my features contribute nothing"),
-    ("training_divergence", "gradients explode and my pytorch model outputs NaN"),
-    ("training_stalled", "I forgot to unfreeze the backbone and the model predicts one class"),
 )
 
 

@@ -229,7 +229,9 @@ class KnowledgeBase:
         except Exception as error:
             client.close()
             raise KnowledgeBaseUnavailable(
-                f"Cannot reach the knowledge base at {url}: {type(error).__name__}: {error}"
+                f"Cannot reach the knowledge base at {url}: {type(error).__name__}: {error}. "
+                "Start the Qdrant server and check the URL and port, or use the embedded "
+                "store (--path / kb={'path': ...})."
             ) from error
         return cls(client, collection, model, url, local=False, points=points)
 

@@ -19,14 +19,16 @@ import os
 # import Deepchecks (mlflow_deepfix.checks sets it too, for direct imports).
 os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
+from mlflow_deepfix import _moved  # noqa: E402
 from mlflow_deepfix.config import DeepfixConfig, parse_config  # noqa: E402
 from mlflow_deepfix.errors import DeepfixConfigError, DeepfixError, DeepfixInputError  # noqa: E402
 from mlflow_deepfix.schemas import ArtifactData, Diagnosis, Finding  # noqa: E402
 
+_moved.install()  # old module names (mlflow_deepfix.scenarios, ...) as deprecation aliases
+
 __all__ = [
-    "__version__",
     "ArtifactData",
     "DeepfixConfig",
     "DeepfixConfigError",
@@ -34,6 +36,7 @@ __all__ = [
     "DeepfixInputError",
     "Diagnosis",
     "Finding",
+    "__version__",
     "gate",
     "parse_config",
 ]

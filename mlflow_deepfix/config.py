@@ -10,33 +10,32 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from deepfix_agents.llm._config import LLMConfig, validate_llm_options
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
 from mlflow_deepfix.errors import DeepfixConfigError
+
+__all__ = [
+    "FAIL_ON",
+    "MODALITIES",
+    "SUITES",
+    "DeepfixConfig",
+    "KBConfig",
+    "LLMConfig",
+    "parse_config",
+]
 
 SUITES = ("data_integrity", "train_test_validation", "model_evaluation")
 FAIL_ON = ("critical", "high", "medium", "low")
 MODALITIES = ("tabular", "text", "image")
-
-
-class LLMConfig(BaseModel):
-    """Options of an LLM provider. The API key itself is never accepted, only the name
-    of the environment variable that holds it, so that it cannot end up in artifacts."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    base_url: str | None = None
-    model: str | None = None
-    api_key_env: str | None = None
-    n: int = Field(default=1, ge=1, le=16)
-    timeout: float = Field(default=60.0, gt=0)
-    temperature: float = Field(default=0.2, ge=0.0, le=2.0)
-    max_retries: int = Field(default=2, ge=0, le=10)
-    #: share of samples that must agree on a category for the LLM result to stand
-    min_agreement: float = Field(default=0.5, ge=0.0, le=1.0)
-    cache: bool = True
-    cache_dir: str | None = None
-    max_new_tokens: int = Field(default=1024, ge=16)
+PRIVACY = ("default", "strict")
 
 
 class KBConfig(BaseModel):
@@ -69,6 +68,16 @@ class DeepfixConfig(BaseModel):
     llm: LLMConfig | None = None
     kb: KBConfig | Literal[False] | None = None
     fail_on: Literal["critical", "high", "medium", "low"] = "critical"
+    #: reuse the testing step's result for identical inputs (see mlflow_deepfix.cache)
+    cache: StrictBool = True
+    #: what of the data may be stored (see mlflow_deepfix.privacy and README)
+    privacy: Literal["default", "strict"] = "default"
+    sensitive_features: tuple[str, ...] | None = None
+    #: measure harm with counterfactual refits of a clone of the model (issue 12); off
+    #: leaves severities to the patterns alone
+    interventions: StrictBool = True
+    #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
+    calibration: StrictBool = False
 
     @field_validator("train_data")
     @classmethod
@@ -100,6 +109,20 @@ class DeepfixConfig(BaseModel):
             raise ValueError("must be a list of column names, not a single string")
         return tuple(value) if value is not None else value
 
+    @field_validator("sensitive_features", mode="before")
+    @classmethod
+    def _sensitive_features_list(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, str):
+            raise ValueError("must be a list of column names, not a single string")
+        names = tuple(value)
+        if not names:
+            raise ValueError("must name at least one column (or leave the key out)")
+        if not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError("every entry must be a non-empty column name (str)")
+        return tuple(dict.fromkeys(names))
+
     @field_validator("kb", mode="before")
     @classmethod
     def _kb_true_means_default(cls, value: Any) -> Any:
@@ -123,6 +146,17 @@ class DeepfixConfig(BaseModel):
         return self.kb is not False
 
 
+#: keys of CONTRACT.md section 2 that this version refuses with a specific message
+#: (instead of "unknown key") until they are implemented
+NOT_YET_SUPPORTED = {
+    "eval_data": (
+        "evaluator_config['deepfix']['eval_data'] (a full Spark evaluation table) is not "
+        "supported by this version of mlflow-deepfix: Spark input is not implemented yet. "
+        "Pass the evaluation table as a pandas DataFrame in `data` (collect it with "
+        "spark_df.toPandas(), or a seeded sample of it) and leave eval_data out."
+    ),
+}
+
 _ACCEPTED = {
     "train_data": "a pandas DataFrame or an mlflow.data dataset",
     "suites": f"a list drawn from {list(SUITES)}",
@@ -138,6 +172,11 @@ _ACCEPTED = {
     "llm": f"a dict with keys {sorted(LLMConfig.model_fields)}",
     "kb": f"false, or a dict with keys {sorted(KBConfig.model_fields)}",
     "fail_on": f"one of {list(FAIL_ON)}",
+    "cache": "true or false",
+    "privacy": f"one of {list(PRIVACY)}",
+    "sensitive_features": "a non-empty list of column names of data",
+    "interventions": "true or false",
+    "calibration": "true or false",
 }
 
 
@@ -184,12 +223,12 @@ def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
         )
     if set(raw) == {"deepfix"} and isinstance(raw["deepfix"], dict):
         raw = raw["deepfix"]
+    if "eval_data" in raw:
+        raise DeepfixConfigError(NOT_YET_SUPPORTED["eval_data"])
     try:
         config = DeepfixConfig(**raw)
     except ValidationError as error:
         raise DeepfixConfigError(_explain(error)) from None
     if config.provider != "rules":
-        from deepfix_agents.llm import validate_llm_options
-
         validate_llm_options(config.provider, config.llm)
     return config

@@ -28,7 +28,7 @@ def diagnose(
     from deepfix_agents import diagnose_with_rules
     from deepfix_agents.grounding import ground
 
-    result = diagnose_with_rules(artifact)
+    result = diagnose_with_rules(artifact, calibration=config.calibration)
     notes: list[str] = []
     if result.analyzer_errors:
         notes.append(

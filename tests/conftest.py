@@ -4,11 +4,14 @@ from scikit-learn's bundled datasets, and a helper that logs a model like a user
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 
 os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
+# deepfix's result cache: one throwaway directory per test session, never the user's
+os.environ.setdefault("DEEPFIX_CACHE_DIR", tempfile.mkdtemp(prefix="deepfix-test-cache-"))
 
 import mlflow  # noqa: E402
 import pandas as pd  # noqa: E402

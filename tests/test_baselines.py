@@ -10,7 +10,7 @@ import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import train_test_split
 
-from mlflow_deepfix.baselines import baseline_ladder
+from mlflow_deepfix.testing.baselines import baseline_ladder
 
 BINARY = "binary_classification"
 
@@ -90,7 +90,7 @@ def test_messy_columns_never_raise():
 
 def test_missing_test_column_skips_only_the_test_score(cancer, caplog):
     train, test, features = cancer
-    with caplog.at_level(logging.WARNING, logger="mlflow_deepfix.baselines"):
+    with caplog.at_level(logging.WARNING, logger="mlflow_deepfix.testing.baselines"):
         rungs = _ladder(train, test.drop(columns=[features[0]]), features)
     assert all(r.test_score is None and r.cv_score is not None for r in rungs.values())
     assert "missing column" in caplog.text
@@ -99,7 +99,7 @@ def test_missing_test_column_skips_only_the_test_score(cancer, caplog):
 def test_single_class_gives_no_rung(cancer, caplog):
     train, test, features = cancer
     train = train.assign(target=1)
-    with caplog.at_level(logging.WARNING, logger="mlflow_deepfix.baselines"):
+    with caplog.at_level(logging.WARNING, logger="mlflow_deepfix.testing.baselines"):
         assert (
             baseline_ladder(
                 train,

@@ -23,7 +23,7 @@ from mlflow_deepfix.checks import (
     run_checks,
 )
 from mlflow_deepfix.errors import DeepfixInputError
-from mlflow_deepfix.model_adapter import ModelAdapter
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 from mlflow_deepfix.schemas import CATEGORY_LAYERS
 
 FEATURES = [f"x{i}" for i in range(6)] + ["color"]

@@ -22,24 +22,36 @@ from mlflow_deepfix.schemas import (
 
 CONFIG_KEYS = [
     "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
-    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on",
+    "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache", "privacy",
+    "sensitive_features",
+    # added since the contract (issue 12 A): measured harm, on by default
+    "interventions",
+    # added since the contract (issue 12 E): the learned calibration switch, off by default
+    "calibration",
 ]
 CATEGORIES = {
     "data": ["missing_values", "data_type_issues", "duplicate_samples", "conflicting_labels",
              "target_leakage", "identifier_leakage", "constant_feature", "outliers",
              "class_imbalance"],
     "split": ["train_test_overlap", "label_drift", "feature_drift", "prediction_drift",
-              "unseen_categories", "temporal_leakage", "split_size_mismatch", "schema_mismatch"],
+              "unseen_categories", "temporal_leakage", "split_size_mismatch", "schema_mismatch",
+              # added since the contract (version 0.2.0)
+              "spurious_correlation"],
     "model": ["overfitting", "underfitting", "degenerate_predictions", "poor_calibration",
               "decision_threshold", "weak_segment", "preprocessing_mismatch", "wrong_task_type",
-              "unused_features"],
+              "unused_features",
+              # added since the contract (version 0.2.0)
+              "fragile_predictions", "overconfident_slice", "group_disparity",
+              "training_divergence", "training_stalled"],
 }
 METRICS = [
     "deepfix_findings_count", "deepfix_critical_count", "deepfix_high_count",
     "deepfix_medium_count", "deepfix_low_count", "deepfix_checks_run",
     "deepfix_checks_not_passed", "deepfix_checks_errored", "deepfix_duration_seconds",
 ]
-TAGS = ["deepfix.status", "deepfix.top_finding", "deepfix.provider", "deepfix.version"]
+#: CONTRACT.md section 3, then deepfix.summary (added in issue 17, README "Tags")
+TAGS = ["deepfix.status", "deepfix.top_finding", "deepfix.provider", "deepfix.version",
+        "deepfix.summary"]
 
 
 def test_config_keys_and_defaults():
@@ -48,6 +60,19 @@ def test_config_keys_and_defaults():
     assert config.suites == ("data_integrity", "train_test_validation", "model_evaluation")
     assert config.seed == 0 and config.provider == "rules" and config.fail_on == "critical"
     assert config.train_data is None and config.kb is None
+    assert config.cache is True
+    assert config.privacy == "default"
+    assert config.interventions is True
+
+
+def test_eval_data_is_refused_with_its_own_message_until_spark_input_exists():
+    """CONTRACT.md lists eval_data (Spark evaluation tables, issue 13 A); this version does
+    not implement it, and says so rather than calling it an unknown key."""
+    with pytest.raises(DeepfixConfigError) as raised:
+        parse_config({"eval_data": object()})
+    message = str(raised.value)
+    assert "eval_data" in message and "not supported" in message and "toPandas" in message
+    assert "unknown key" not in message
 
 
 def test_llm_options_are_those_of_the_contract():
@@ -76,6 +101,8 @@ def test_kb_accepts_false_path_url_and_collection():
         ({"cat_features": "a"}, "cat_features"),
         ({"provider": "not-a-provider"}, "provider"),
         ({"train_data": [1, 2]}, "train_data"),
+        ({"sensitive_features": "sex"}, "sensitive_features"),
+        ({"sensitive_features": []}, "sensitive_features"),
     ],
 )
 def test_bad_config_names_the_key(raw, named):
@@ -84,16 +111,10 @@ def test_bad_config_names_the_key(raw, named):
     assert named in str(error.value)
 
 
-#: categories added since the contract, appended (never renamed), with their layer
-ADDED = {"training_divergence": "model", "training_stalled": "model"}
-
-
 def test_category_ids_and_layers():
     expected = {c: layer for layer, ids in CATEGORIES.items() for c in ids}
-    contract = [c for ids in CATEGORIES.values() for c in ids]
-    assert list(CATEGORY_LAYERS)[: len(contract)] == contract
-    assert {c: CATEGORY_LAYERS[c] for c in contract} == expected
-    assert {c: l for c, l in CATEGORY_LAYERS.items() if c not in expected} == ADDED
+    assert CATEGORY_LAYERS == expected
+    assert list(CATEGORY_LAYERS) == [c for ids in CATEGORIES.values() for c in ids]
 
 
 def _finding(category, severity, rank=1):
@@ -154,8 +175,34 @@ def test_metric_and_tag_names():
     tags = contract_tags(diagnosis)
     assert list(tags) == TAGS
     assert tags["deepfix.top_finding"] == "outliers"
+    assert tags["deepfix.summary"] == "warn · 0 critical · 0 high"
     empty = Diagnosis(status="pass", modality="tabular", task="regression")
     assert contract_tags(empty)["deepfix.top_finding"] == "none"
+    assert contract_tags(empty)["deepfix.summary"] == "pass · 0 critical · 0 high"
+
+
+@pytest.mark.parametrize(
+    ("severities", "status", "top", "summary"),
+    [
+        # a deliberate refinement of CONTRACT.md's "category of the rank-1 finding":
+        # only a finding at or above medium is named, so a passing version with a low
+        # finding does not read as a problem in the registry
+        (["low", "info"], "pass", "none", "pass · 0 critical · 0 high"),
+        (["medium", "low"], "warn", "outliers", "warn · 0 critical · 0 high"),
+        (["high", "critical", "critical"], "fail", "outliers", "fail · 2 critical · 1 high"),
+        (["info", "low", "high"], "warn", "feature_drift", "warn · 0 critical · 1 high"),
+        ([], "pass", "none", "pass · 0 critical · 0 high"),
+    ],
+)
+def test_top_finding_names_the_best_ranked_finding_at_or_above_medium(
+        severities, status, top, summary):
+    categories = ["outliers", "missing_values", "feature_drift"]
+    findings = [_finding(categories[i], s, i + 1) for i, s in enumerate(severities)]
+    diagnosis = Diagnosis(status=status, modality="tabular", task="regression",
+                          findings=findings)
+    tags = contract_tags(diagnosis)
+    assert tags["deepfix.top_finding"] == top
+    assert tags["deepfix.summary"] == summary
 
 
 def test_entry_point_registers_the_evaluator():

@@ -10,6 +10,7 @@ same predictions.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,7 +39,7 @@ from mlflow_deepfix.gate import (
     load_table,
     resolve_model,
 )
-from mlflow_deepfix.verification import (
+from mlflow_deepfix.gate.verification import (
     compare_findings,
     correct_mask,
     flip_rates,
@@ -486,8 +487,11 @@ def test_gate_pass_tags_the_version_and_moves_the_alias(registry, models, breast
     findings = mlflow.artifacts.load_dict(f"runs:/{result.run_id}/deepfix/findings.json")
     assert tags["deepfix.run_id"] == result.run_id
     assert tags["deepfix.status"] == findings["status"] == result.status
-    top = findings["findings"][0]["category"] if findings["findings"] else "none"
-    assert tags["deepfix.top_finding"] == top
+    # a passing version shows nothing alarming: top_finding names only a finding at or
+    # above medium (README "Outputs"), and the summary leads with the gate's status
+    serious = [f for f in findings["findings"] if f["severity"] in ("critical", "high", "medium")]
+    assert tags["deepfix.top_finding"] == (serious[0]["category"] if serious else "none")
+    assert tags["deepfix.summary"] == f"{result.status} · 0 critical · 0 high"
 
     run = MlflowClient().get_run(result.run_id)
     assert mlflow.get_experiment(run.info.experiment_id).name == "deepfix-gate-runs"
@@ -536,6 +540,7 @@ def test_gate_fail_exits_1_and_leaves_the_alias(
     tags = _version("bc-gate", version).tags
     assert tags["deepfix.status"] == "fail"
     assert tags["deepfix.top_finding"] == "train_test_overlap"
+    assert re.fullmatch(r"fail · [1-9]\d* critical · \d+ high", tags["deepfix.summary"])
     run = MlflowClient().get_run(tags["deepfix.run_id"])
     assert run.data.tags["deepfix.gate.result"] == "failed"
     assert run.data.metrics["deepfix_gate_passed"] == 0.0
@@ -543,7 +548,7 @@ def test_gate_fail_exits_1_and_leaves_the_alias(
 
 
 def _hand_rates(y, baseline_pred, candidate_pred):
-    """Repair rate and NFR counted directly, without mlflow_deepfix.verification."""
+    """Repair rate and NFR counted directly, without mlflow_deepfix.gate.verification."""
     repaired = broken = wrong = right = 0
     for truth, old, new in zip(y, baseline_pred, candidate_pred):
         if old != truth:
@@ -662,7 +667,7 @@ def test_text_model_is_gated_through_the_cli_with_text_col(registry, tmp_path, c
     --text-col makes the gate evaluate it as text and refuse it on the overlap."""
     from sklearn.model_selection import train_test_split
 
-    from mlflow_deepfix.scenarios._text_data import make_reviews, text_model
+    from mlflow_deepfix.bench.scenarios._text_data import make_reviews, text_model
 
     frame = make_reviews(700, seed=0).drop(columns=["topic"])
     train, test = train_test_split(frame, test_size=0.3, random_state=0)

@@ -21,7 +21,8 @@ from mlflow_deepfix.checks import _image_catalog
 from mlflow_deepfix.checks._image import ImageCheckInputs, run_image_checks
 from mlflow_deepfix.checks._image_catalog import IMAGE_CHECK_CATALOG, IMAGE_DEEPCHECKS_CATEGORY
 from mlflow_deepfix.errors import DeepfixInputError
-from mlflow_deepfix.image_features import (
+from mlflow_deepfix.schemas import CATEGORIES
+from mlflow_deepfix.testing.content.image_features import (
     IMAGE_PROPERTIES,
     image_fingerprints,
     image_properties,
@@ -29,7 +30,6 @@ from mlflow_deepfix.image_features import (
     to_image,
     to_uint8_images,
 )
-from mlflow_deepfix.schemas import CATEGORIES
 
 ALL_SUITES = ["data_integrity", "train_test_validation", "model_evaluation"]
 TTV = ["train_test_validation"]
@@ -275,7 +275,7 @@ def test_vision_imports_without_torchvision_and_only_when_asked():
     script = textwrap.dedent(
         """
         import importlib.util, sys, time
-        import mlflow_deepfix.image_features, mlflow_deepfix.checks._image
+        import mlflow_deepfix.testing.content.image_features, mlflow_deepfix.checks._image
         import mlflow_deepfix.checks._image_catalog, mlflow_deepfix.checks._compat_image
         print("EARLY", sorted(m for m in ("torch", "deepchecks.vision") if m in sys.modules))
         start = time.perf_counter()

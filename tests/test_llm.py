@@ -50,7 +50,7 @@ from mlflow_deepfix.schemas import (
     SplitComparison,
     SplitStats,
 )
-from mlflow_deepfix.stats import summarize_dataset
+from mlflow_deepfix.testing.stats import summarize_dataset
 from tests.conftest import log_model
 
 SECRET = "sk-test-7f3a9c1e-DO-NOT-LEAK"

@@ -17,9 +17,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from mlflow_deepfix.bench.scenarios._image_data import flatten_images
+from mlflow_deepfix.bench.scenarios._text_data import text_model
 from mlflow_deepfix.errors import DeepfixInputError
-from mlflow_deepfix.scenarios._image_data import flatten_images
-from mlflow_deepfix.scenarios._text_data import text_model
 from tests.conftest import log_model
 
 
@@ -58,7 +58,7 @@ def _no_deepfix_output(run_id: str) -> bool:
 
 @pytest.fixture(scope="module")
 def reviews():
-    from mlflow_deepfix.scenarios._text_data import make_reviews
+    from mlflow_deepfix.bench.scenarios._text_data import make_reviews
 
     frame = make_reviews(900, seed=0)
     train, test = train_test_split(frame, test_size=0.3, stratify=frame["sentiment"],

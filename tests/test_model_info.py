@@ -18,8 +18,8 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
-from mlflow_deepfix.model_adapter import ModelAdapter
-from mlflow_deepfix.model_info import describe_model
+from mlflow_deepfix.inputs.model_adapter import ModelAdapter
+from mlflow_deepfix.testing.model_info import describe_model
 
 
 @pytest.fixture(scope="module")

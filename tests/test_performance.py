@@ -12,7 +12,7 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-from mlflow_deepfix.performance import (
+from mlflow_deepfix.testing.performance import (
     expected_calibration_error,
     score_main_metric,
     summarize_performance,

@@ -657,3 +657,63 @@ def test_fmt_value_keeps_hyperparameters_as_typed_and_short():
     assert fmt_value(None) == "None"
     assert fmt_value({"b": 1, "a": [1, 2]}) == '{"a": [1, 2], "b": 1}'
     assert len(fmt_value("x" * 500)) == 160
+
+
+# ------------------------------------------------- one count of checks, nav, layout
+
+
+def _consistent_diagnosis(artifact, **kwargs) -> Diagnosis:
+    """A diagnosis whose check summary is built from the artifact, as diagnose() does."""
+    from mlflow_deepfix.schemas import CheckSummary
+
+    diagnosis = _diagnosis(**kwargs)
+    return diagnosis.model_copy(update={"checks": [
+        CheckSummary(name=c.name, suite=c.suite, outcome=c.outcome, value=c.value)
+        for c in artifact.checks]})
+
+
+def test_header_count_of_checks_is_the_metric_checks_run():
+    from mlflow_deepfix.mlflow_io import contract_metrics
+
+    artifact = _artifact_data()
+    diagnosis = _consistent_diagnosis(artifact)
+    page = render_report(diagnosis, artifact)
+    header = page[: page.index("<main")]
+    run = re.search(r'data-count="checks-run">(\d+)<', header).group(1)
+    assert int(run) == contract_metrics(diagnosis)["deepfix_checks_run"] == 5
+    assert re.search(r'data-count="checks-skipped">1<', header)
+    assert re.search(r'data-count="checks-errored">1<', header)
+    checks = page[page.index('id="checks"'): page.index('id="dataset"')]
+    assert "5 checks ran, 1 skipped (6 in the suites)." in checks
+    assert "1 skipped</span>" in checks
+
+
+def test_notes_agree_with_the_skipped_badge():
+    artifact = _artifact_data(notes=[])
+    page = render_report(_consistent_diagnosis(artifact, notes=[]), artifact)
+    notes = page[page.index('id="notes"'): page.index('id="checks"')]
+    assert "Nothing was skipped" not in notes
+    assert "1 was skipped" in notes and "1 of them errored" in notes
+    # and with nothing skipped or errored, the note says so
+    clean = artifact.model_copy(update={"checks": [
+        c for c in artifact.checks if c.outcome not in ("skipped", "errored")]})
+    page = render_report(_consistent_diagnosis(clean, notes=[]).model_copy(
+        update={"analyzer_errors": {}}), clean)
+    notes = page[page.index('id="notes"'): page.index('id="checks"')]
+    assert "Nothing was skipped" in notes
+    assert 'chip out-skipped zero">0 skipped' in page
+
+
+def test_nav_links_keep_href_and_scroll_by_script(html):
+    nav = html[html.index('<nav class="toc"'): html.index("</nav>")]
+    for target in ("findings", "notes", "checks", "dataset", "model"):
+        assert f'<a href="#{target}">' in nav
+        assert f'id="{target}"' in html
+    script = html[html.index("<script>"): html.index("</script>")]
+    assert "preventDefault()" in script and "scrollIntoView(" in script
+
+
+def test_every_table_scrolls_inside_its_own_box(html):
+    tables = re.findall(r"(.{0,24})<table\b", html)
+    assert tables and all(t.endswith('<div class="tablebox">') for t in tables)
+    assert ".tablebox{max-width:100%;overflow-x:auto" in html

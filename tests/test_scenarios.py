@@ -21,9 +21,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from mlflow_deepfix import bench
-from mlflow_deepfix.scenarios import Scenario, all_scenarios, get_scenario, register, select
-from mlflow_deepfix.scenarios._base import make_data
+from mlflow_deepfix.bench import runner as bench
+from mlflow_deepfix.bench.scenarios import Scenario, all_scenarios, get_scenario, register, select
+from mlflow_deepfix.bench.scenarios._base import make_data
 from mlflow_deepfix.schemas import CATEGORIES
 
 ALL_SCENARIOS = all_scenarios()
@@ -384,6 +384,64 @@ def check_clean(d):
     else:
         assert test >= 0.35
     assert train - test <= 0.2
+
+
+def _flip_rate(d, frame: pd.DataFrame, column: str, step) -> float:
+    before = d.model.predict(frame)
+    moved = frame.copy()
+    moved[column] = step(moved[column])
+    after = d.model.predict(moved)
+    if d.model_type == "regressor":
+        return float((np.abs(after - before) > 0.2 * labels(d, "test").std()).mean())
+    return float((after != before).mean())
+
+
+def check_fragile_predictions(d):
+    # an integer code column: moving it to the neighbouring code flips many predictions
+    x = features(d, "test")
+    codes = [c for c in x.columns if pd.api.types.is_integer_dtype(x[c]) and x[c].nunique() >= 20]
+    assert codes
+    assert max(_flip_rate(d, x, c, lambda v: v + 1) for c in codes) >= 0.2
+
+
+def check_overconfident_slice(d):
+    # a simple region (depth-3 tree on the test features) holds confidently wrong answers
+    x = features(d, "test")
+    proba = d.model.predict_proba(x)
+    wrong = (proba.max(axis=1) >= 0.8) & (d.model.predict(x) != labels(d, "test").to_numpy())
+    encoded = pd.get_dummies(x, dtype=float)
+    tree = DecisionTreeClassifier(max_depth=3, min_samples_leaf=int(0.05 * len(x)),
+                                  random_state=0).fit(encoded, wrong)
+    leaves = tree.apply(encoded)
+    worst = max(wrong[leaves == leaf].mean() for leaf in np.unique(leaves))
+    assert worst >= 0.3 and worst >= 3 * wrong.mean() and wrong.mean() <= 0.2
+
+
+def check_group_disparity(d):
+    (column,) = d.config["sensitive_features"]
+    assert column not in d.feature_names  # kept aside: the model never reads it
+    test = d.test
+    predicted = d.model.predict(features(d, "test"))
+    positive = test[d.target] == 1
+    tpr = {g: (predicted[(test[column] == g) & positive] == 1).mean() for g in test[column].unique()}
+    assert max(tpr.values()) - min(tpr.values()) >= 0.15
+
+
+def check_spurious_correlation(d):
+    # one feature's link to the label vanishes in test while its distribution stays
+    from scipy.stats import ks_2samp
+
+    found = []
+    for c in d.feature_names:
+        a, b = d.train[c], d.test[c]
+        if not pd.api.types.is_numeric_dtype(a):
+            a, b = pd.factorize(a, sort=True)[0], pd.Categorical(b, categories=sorted(d.train[c].unique())).codes
+            a, b = pd.Series(a), pd.Series(b)
+        r_train = abs(np.corrcoef(a, labels(d, "train"))[0, 1])
+        r_test = abs(np.corrcoef(b, labels(d, "test"))[0, 1])
+        found.append((r_train - r_test, ks_2samp(a, b).statistic))
+    gap, shift = max(found)
+    assert gap >= 0.3 and shift <= 0.15
 
 
 CHECKS = {name[len("check_") :]: fn for name, fn in globals().items() if name.startswith("check_")}

@@ -29,7 +29,7 @@ from mlflow_deepfix.checks._text_catalog import (
 )
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CATEGORIES
-from mlflow_deepfix.text_features import (
+from mlflow_deepfix.testing.content.text_features import (
     TEXT_PROPERTIES,
     load_tokenizer,
     normalize_text,
@@ -210,7 +210,7 @@ def test_catalog_covers_every_check_with_a_category_and_a_condenser():
 
 
 def test_text_modules_do_not_import_deepchecks_nlp_or_torch():
-    code = ("import sys, mlflow_deepfix.text_features, mlflow_deepfix.checks._text, "
+    code = ("import sys, mlflow_deepfix.testing.content.text_features, mlflow_deepfix.checks._text, "
             "mlflow_deepfix.checks._text_catalog; "
             "print(sorted(m for m in ('torch', 'deepchecks.nlp', 'transformers') "
             "if m in sys.modules))")

@@ -17,15 +17,15 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score
 
-from mlflow_deepfix import bench
-from mlflow_deepfix.scenarios import all_scenarios, get_scenario
-from mlflow_deepfix.scenarios._image_data import (
+from mlflow_deepfix.bench import runner as bench
+from mlflow_deepfix.bench.scenarios import all_scenarios, get_scenario
+from mlflow_deepfix.bench.scenarios._image_data import (
     brightness,
     contrast,
     flatten_images,
     image_keys,
 )
-from mlflow_deepfix.scenarios._text_data import make_reviews, normalized
+from mlflow_deepfix.bench.scenarios._text_data import make_reviews, normalized
 from mlflow_deepfix.schemas import CATEGORIES
 
 # The text and image scenarios are registered with the library (SCENARIO_MODULES); the
@@ -57,8 +57,8 @@ IDS = TEXT_IDS + IMAGE_IDS
 @pytest.fixture(scope="module")
 def modules():
     """The text and image scenario modules (importing them registers the scenarios)."""
-    import mlflow_deepfix.scenarios.image as image_scenarios
-    import mlflow_deepfix.scenarios.text as text_scenarios
+    import mlflow_deepfix.bench.scenarios.image as image_scenarios
+    import mlflow_deepfix.bench.scenarios.text as text_scenarios
 
     return text_scenarios, image_scenarios
 

@@ -49,7 +49,17 @@ def run_analyzers(artifact: ArtifactData) -> tuple[list[Signal], dict[str, str]]
     return signals, errors
 
 
-def diagnose_with_rules(artifact: ArtifactData) -> RulesDiagnosis:
-    """The deterministic, offline engine: analyzers -> reasoner."""
+def diagnose_with_rules(artifact: ArtifactData, *, calibration: bool = False) -> RulesDiagnosis:
+    """The deterministic, offline engine: analyzers -> reasoner.
+
+    ``calibration=True`` lets the learned calibration (:mod:`deepfix_agents.calibration`,
+    off by default) set the findings' confidence, severity and order; their evidence
+    and explanations stay the rules'.
+    """
     signals, errors = run_analyzers(artifact)
-    return RulesDiagnosis(findings=reason(signals, artifact), signals=signals, analyzer_errors=errors)
+    findings = reason(signals, artifact)
+    if calibration:
+        from deepfix_agents.calibration import calibrate_findings
+
+        findings = calibrate_findings(findings, signals)
+    return RulesDiagnosis(findings=findings, signals=signals, analyzer_errors=errors)

@@ -11,7 +11,12 @@
    severities (the consequence is what the user suffers), and the symptom is no longer
    reported on its own. Causes are processed most urgent first, so chains resolve
    deterministically.
-3. **Rank** with :mod:`deepfix_agents.scoring`.
+3. **Guard against chance**: a model no better than chance always yields a high
+   finding (the underfitting rule's chance signal). When another finding at ``high`` or
+   above already explains the damage, the chance evidence is folded into the most
+   urgent of them (it names the cause); otherwise the underfitting finding stands and
+   says whether the labels look unrelated to the features.
+4. **Rank** with :mod:`deepfix_agents.scoring`.
 """
 
 from __future__ import annotations
@@ -93,6 +98,26 @@ def explain_symptoms(
     return [by_category[f.category] for f in findings if f.category not in absorbed]
 
 
+def guard_chance(findings: list[Finding], artifact: ArtifactData | None) -> list[Finding]:
+    """Fold the no-better-than-chance finding into the most urgent high+ finding, if any
+    (see the module docstring, step 3)."""
+    from deepfix_agents.rules.underfitting import at_chance
+
+    chance = next((f for f in findings if f.category == "underfitting"), None)
+    if chance is None or artifact is None or at_chance(artifact) is None:
+        return findings
+    causes = [
+        f
+        for f in findings
+        if f is not chance and severity_rank(f.severity) <= severity_rank("high")
+    ]
+    if not causes:
+        return findings
+    cause = min(causes, key=rank_key)
+    folded = _fold(cause, chance)
+    return [folded if f is cause else f for f in findings if f is not chance]
+
+
 def _fold(cause: Finding, symptom: Finding) -> Finding:
     severity = min(cause.severity, symptom.severity, key=severity_rank)
     marked = [
@@ -124,4 +149,4 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
 
 def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     """Aggregate, explain and rank: the full reasoner."""
-    return rank(explain_symptoms(hypotheses(signals, artifact), artifact))
+    return rank(guard_chance(explain_symptoms(hypotheses(signals, artifact), artifact), artifact))

@@ -14,8 +14,9 @@ import os
 
 os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 
-from mlflow_deepfix.checks import _compat
+from mlflow_deepfix.checks import _compat, _lazy_imports
 
+_lazy_imports.defer_rfc3987_syntax()  # ~1-3 s of import for a format deepfix never checks
 _compat.apply()
 
 from mlflow_deepfix.checks._catalog import (
@@ -27,6 +28,7 @@ from mlflow_deepfix.checks._catalog import (
 from mlflow_deepfix.checks._image_catalog import IMAGE_CHECK_CATALOG, IMAGE_DEEPCHECKS_CATEGORY
 from mlflow_deepfix.checks._runner import CheckInputs, run_checks
 from mlflow_deepfix.checks._text_catalog import TEXT_CHECK_CATALOG, TEXT_DEEPCHECKS_CATEGORY
+from mlflow_deepfix.checks._wide import MAX_CHECK_FEATURES, cap_note, select_check_features
 
 #: modality -> {check name -> the category a Deepchecks-only user would blame}
 DEEPCHECKS_CATEGORY_BY_MODALITY: dict[str, dict[str, str]] = {
@@ -35,7 +37,7 @@ DEEPCHECKS_CATEGORY_BY_MODALITY: dict[str, dict[str, str]] = {
     "image": IMAGE_DEEPCHECKS_CATEGORY,
 }
 
-__all__ = ["CHECK_CATALOG", "DEEPCHECKS_CATEGORY", "DEEPCHECKS_CATEGORY_BY_MODALITY",
+__all__ = ["MAX_CHECK_FEATURES", "cap_note", "select_check_features", "CHECK_CATALOG", "DEEPCHECKS_CATEGORY", "DEEPCHECKS_CATEGORY_BY_MODALITY",
            "IMAGE_CHECK_CATALOG", "SUITES", "TEXT_CHECK_CATALOG", "CheckInputs", "CheckSpec",
            "ImageCheckInputs", "TextCheckInputs", "run_checks", "run_image_checks",
            "run_text_checks"]

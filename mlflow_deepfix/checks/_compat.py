@@ -19,9 +19,15 @@ pin those libraries down; instead :func:`apply` fixes Deepchecks' own call sites
 Every patch is feature-detected (applied only when the installed library lacks what
 Deepchecks expects, or, for scikit-learn, when a scorer actually rejects a model shaped
 like Deepchecks') and says which upstream change it answers. On the last stack Deepchecks
-supported (numpy 1.26, pandas 2.3, scikit-learn 1.7, setuptools < 81) only the two
+supported (numpy 1.26, pandas 2.3, scikit-learn 1.7, setuptools < 81) only the
 scikit-learn patches whose breakage predates it are applied (``sklearn_mse_squared``,
+``sklearn_scorer_mse_squared``, ``sklearn_scorer_needs_proba``,
 ``sklearn_regressor_view``); ``scripts/check_old_stack.sh`` runs the tests there.
+
+Not patchable: on pandas >= 3 a text column built from mixed missing markers gets the
+``str`` dtype, whose only missing value is NaN, so ``pd.NA`` and ``None`` are already
+NaN when Mixed Nulls looks (it finds fewer kinds than there were). The workaround is to
+build such columns with ``dtype=object`` (README, "Deepchecks compatibility").
 """
 
 from __future__ import annotations
@@ -125,6 +131,12 @@ def _sklearn_mse_lacks_squared() -> bool:
     from sklearn.metrics import mean_squared_error
 
     return "squared" not in inspect.signature(mean_squared_error).parameters
+
+
+def _sklearn_make_scorer_lacks_needs_proba() -> bool:
+    from sklearn.metrics import make_scorer
+
+    return "needs_proba" not in inspect.signature(make_scorer).parameters
 
 
 def _scorer_rejects(estimator_type: str) -> bool:
@@ -335,6 +347,37 @@ PATCHES: tuple[Patch, ...] = (
         ),
     ),
     Patch(
+        name="sklearn_scorer_mse_squared",
+        answers="scikit-learn 1.6 removed mean_squared_error(squared=), deprecated in 1.4 "
+        "for root_mean_squared_error; Deepchecks' scorer list still builds "
+        "make_scorer(mean_squared_error, squared=...) for 'mse'/'rmse' (and their long "
+        "names), which raises TypeError when scored (Single Dataset Performance's default "
+        "regression metric, any check given those scorer names)",
+        needed=_sklearn_mse_lacks_squared,
+        edits=(
+            SourceEdit(f"{_DC}.metric_utils.scorers",
+                       r"make_scorer\(mean_squared_error, squared=True\)",
+                       "make_scorer(mean_squared_error)"),
+            # root_mean_squared_error is imported inline to keep the line count
+            SourceEdit(f"{_DC}.metric_utils.scorers",
+                       r"make_scorer\(mean_squared_error, squared=False\)",
+                       "make_scorer(__import__('sklearn.metrics', fromlist=['_'])"
+                       ".root_mean_squared_error)"),
+        ),
+    ),
+    Patch(
+        name="sklearn_scorer_needs_proba",
+        answers="scikit-learn 1.6 removed make_scorer(needs_proba=), deprecated in 1.4 for "
+        "response_method='predict_proba'; Deepchecks' 'roc_auc_per_class' and binary "
+        "'neg_log_loss' scorers pass needs_proba=True, which then reaches the metric as a "
+        "keyword and raises TypeError when scored",
+        needed=_sklearn_make_scorer_lacks_needs_proba,
+        edits=(
+            SourceEdit(f"{_DC}.metric_utils.scorers", r"needs_proba=True",
+                       "response_method='predict_proba'"),
+        ),
+    ),
+    Patch(
         name="sklearn_tags_classifier",
         answers="scikit-learn 1.6 (PR #29677) replaced _estimator_type by __sklearn_tags__ "
         "and later releases raise without it; Deepchecks' scorer wrapper for classifiers "
@@ -371,7 +414,9 @@ class _PatchedSourceLoader(importlib.machinery.SourceFileLoader):
         for patch_name, edit in self._edits:
             source, count = re.subn(edit.pattern, edit.replacement, source)
             if count:
-                STATE.edited.setdefault(patch_name, []).append(fullname)
+                modules = STATE.edited.setdefault(patch_name, [])
+                if fullname not in modules:  # a patch may edit one module twice
+                    modules.append(fullname)
                 logger.debug("deepchecks compat: %s edited %s (%d)", patch_name, fullname, count)
             else:
                 STATE.unmatched.append(f"{patch_name}: {fullname}")

@@ -305,7 +305,7 @@ def _weak_segments(v: dict) -> Condensed:
         values["weakest_segment_fraction"] = size / 100.0 if size > 1 else size
     drop = (average - score) / abs(average) if score is not None and average else None
     # Deepchecks formats ranges with repr(); numpy 2 makes those "np.float64(0.5)".
-    description = re.sub(r"np\.\w+\(([^()]*)\)", r"\1", " and ".join(parts))
+    description = strip_numpy_reprs(" and ".join(parts))
     return drop, values, {"metric": metric, "weakest_segment": description}
 
 
@@ -384,6 +384,25 @@ CONDENSERS: dict[str, Callable[[Any], Condensed]] = {
 }
 
 
+#: numpy >= 2 scalar reprs (NEP 51) that Deepchecks formats into texts with repr() or
+#: str() of containers: ``np.int64(1)``, ``np.float64(0.5)``, ``np.str_('a')``,
+#: ``np.True_``; the argument may be a quoted string holding parentheses
+_NUMPY_SCALAR_REPR = re.compile(
+    r"\bnp\.(?:u?int\d*|float\d*|complex\d*|longdouble|clongdouble|str_|bytes_|bool_?|"
+    r"datetime64|timedelta64|void)\("
+    r"(b?'(?:[^'\\]|\\.)*'|b?\"(?:[^\"\\]|\\.)*\"|[^()]*)\)"
+)
+_NUMPY_BOOL_REPR = re.compile(r"\bnp\.(True|False)_\b")
+
+
+def strip_numpy_reprs(text: str) -> str:
+    """``np.int64(1)`` -> ``1``, ``np.float64(0.5)`` -> ``0.5``, ``np.str_('a')`` ->
+    ``'a'``, ``np.True_`` -> ``True``: how numpy < 2 printed them, and how the report
+    should read (numpy 2 changed scalar reprs, Deepchecks did not follow)."""
+    text = _NUMPY_SCALAR_REPR.sub(lambda m: m.group(1).strip(), text)
+    return _NUMPY_BOOL_REPR.sub(r"\1", text)
+
+
 #: Deepchecks writes line breaks into some condition texts as HTML; the report escapes
 #: every string, so they would show as literal tags
 _HTML_BREAK = re.compile(r"\s*</?br\s*/?>\s*", re.IGNORECASE)
@@ -395,8 +414,9 @@ def conditions_of(result: Any, suffix: str = "") -> list[ConditionResult]:
     for condition in getattr(result, "conditions_results", None) or []:
         status = _STATUS.get(str(getattr(condition.category, "name", condition.category)),
                              "ERROR")
-        out.append(ConditionResult(name=f"{condition.name}{suffix}", status=status,
-                                   details=_HTML_BREAK.sub(" ", str(condition.details or ""))))
+        details = _HTML_BREAK.sub(" ", str(condition.details or ""))
+        out.append(ConditionResult(name=strip_numpy_reprs(f"{condition.name}{suffix}"),
+                                   status=status, details=strip_numpy_reprs(details)))
     return out
 
 
@@ -419,6 +439,7 @@ def to_outcome(name: str, suite: str, result: Any, seconds: float, condensed: Co
     value, values, details = condensed
     if drop_missing:
         values = {k: x for k, x in values.items() if _num(x) is not None}
+    details = {k: strip_numpy_reprs(str(text)) for k, text in details.items()}
     conditions = conditions_of(result, suffix)
     outcome, reason = outcome_of(conditions)
     return CheckOutcome(

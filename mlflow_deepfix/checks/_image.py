@@ -10,7 +10,7 @@ Instead we
   integer class ids and the *precomputed* class probabilities as predictions (no model
   object, no torch model is ever called);
 * give every check deepfix's own image properties
-  (:data:`mlflow_deepfix.image_features.IMAGE_PROPERTIES`, numpy, vectorised), computed
+  (:data:`mlflow_deepfix.testing.content.image_features.IMAGE_PROPERTIES`, numpy, vectorised), computed
   once per split and shared by all checks, so ``values`` keys are our snake_case names;
 * draw one seeded random sample of at most ``sample_size`` images per split and run every
   check on it (the PPS and weak-segment checks on its first half), each inside its own
@@ -57,8 +57,8 @@ from mlflow_deepfix.checks._image_catalog import (
 )
 from mlflow_deepfix.checks._runner import _joblib_threads, _merge, _not_relevant, _sorted_classes
 from mlflow_deepfix.errors import DeepfixInputError
-from mlflow_deepfix.image_features import IMAGE_PROPERTIES, image_properties
 from mlflow_deepfix.schemas import CheckOutcome
+from mlflow_deepfix.testing.content.image_features import IMAGE_PROPERTIES, image_properties
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class ImageCheckInputs:
     """What the image checks need.
 
     Images are H x W x C uint8 arrays with C in {1, 3}
-    (:func:`mlflow_deepfix.image_features.to_uint8_images` makes them). ``classes`` are
+    (:func:`mlflow_deepfix.testing.content.image_features.to_uint8_images` makes them). ``classes`` are
     the model's class labels, sorted, in the column order of ``probabilities``
     (``{"train": N x K, "test": M x K}``, either may be absent).
     """
@@ -105,7 +105,7 @@ def _check_images(images: Any, split: str) -> None:
                 f"{split}_images[{i}] must be an H x W x C uint8 array with C in (1, 3); got "
                 f"{getattr(image, 'dtype', type(image).__name__)} "
                 f"{getattr(image, 'shape', '')} (convert the column with "
-                "mlflow_deepfix.image_features.to_uint8_images)")
+                "mlflow_deepfix.testing.content.image_features.to_uint8_images)")
 
 
 def _check_labels(labels: Any, n: int, split: str) -> np.ndarray:

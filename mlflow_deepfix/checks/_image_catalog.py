@@ -11,7 +11,7 @@ its result shape (Label Drift, Prediction Drift, Simple Model Comparison, Confus
 Matrix Report, Weak Segments Performance). Their condensers here give ``value`` /
 ``values`` **the meaning of the tabular entry**, so the rules read both modalities alike.
 
-Image properties are deepfix's own (:data:`mlflow_deepfix.image_features.IMAGE_PROPERTIES`,
+Image properties are deepfix's own (:data:`mlflow_deepfix.testing.content.image_features.IMAGE_PROPERTIES`,
 snake_case: ``brightness``, ``rms_contrast``, ``mean_red_relative_intensity``, ...);
 Deepchecks computes its checks on them, so ``values`` keys named ``<property>`` are those
 names. Grey image sets have no colour properties.

@@ -24,7 +24,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,12 +47,14 @@ from mlflow_deepfix.checks._catalog import (
     DATA_INTEGRITY,
     CheckSpec,
 )
-from mlflow_deepfix.checks._condense import condense, log_run
+from mlflow_deepfix.checks._condense import condense, log_run, strip_numpy_reprs
+from mlflow_deepfix.checks._pps_memo import shared_pps
+from mlflow_deepfix.checks._wide import MAX_CHECK_FEATURES, select_check_features
 from mlflow_deepfix.errors import DeepfixInputError
 from mlflow_deepfix.schemas import CheckOutcome
 
 if TYPE_CHECKING:
-    from mlflow_deepfix.model_adapter import ModelAdapter
+    from mlflow_deepfix.inputs.model_adapter import ModelAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +67,9 @@ PERMUTATION_ROWS = 1_000
 MULTIVARIATE_EXPLAIN_ABOVE = 0.25
 #: rows timed by Model Inference Time
 INFERENCE_ROWS = 1_000
+#: cells of the one batched predict of the permutation importance (rows x columns x
+#: shuffled columns): wide frames get fewer rows rather than gigabytes
+PERMUTATION_CELLS = 20_000_000
 
 TASKS = ("binary_classification", "multiclass_classification", "regression")
 _LABEL_TYPE = {"binary_classification": "binary",
@@ -182,34 +187,52 @@ def _predict(inputs: CheckInputs, frames: dict[str, pd.DataFrame]) -> _Predictio
         for split, frame in frames.items():
             features = frame[inputs.feature_names]
             pred = given_pred.get(split)
-            out.y_pred[split] = np.asarray(pred if pred is not None else model.predict(features))
+            pred = np.asarray(pred if pred is not None else model.predict(features))
+            out.y_pred[split] = _one_per_row(pred, len(frame), "predictions")
             if classification and (given_proba.get(split) is not None
                                    or getattr(model, "has_proba", False)):
                 proba = given_proba.get(split)
                 proba = proba if proba is not None else model.predict_proba(features)
-                out.y_proba[split] = np.asarray(proba, dtype=float)
+                proba = np.asarray(proba, dtype=float)
+                if proba.ndim != 2 or len(proba) != len(frame):
+                    raise ValueError(f"probabilities of shape {proba.shape} for "
+                                     f"{len(frame)} rows (expected rows x classes)")
+                out.y_proba[split] = proba
+        if classification:
+            if out.y_proba and model is not None and model.classes_ is not None:
+                classes, order = _sorted_classes(list(model.classes_))
+                out.y_proba = {s: p[:, order] for s, p in out.y_proba.items()}
+                out.classes = classes
+            else:
+                labels = pd.concat([f[inputs.label] for f in frames.values()]
+                                   + [pd.Series(p) for p in out.y_pred.values()]).dropna()
+                out.classes = _sorted_classes(list(pd.unique(labels)))[0]
     except Exception as exc:  # noqa: BLE001 - any model error disables model checks
-        out.failure = f"the model's predict failed: {type(exc).__name__}: {exc}"
+        out = _Predictions(failure=f"the model's predict failed: {type(exc).__name__}: {exc}")
         logger.warning("deepfix checks: %s", out.failure)
-        return out
-    if classification:
-        if out.y_proba and model is not None and model.classes_ is not None:
-            classes, order = _sorted_classes(list(model.classes_))
-            out.y_proba = {s: p[:, order] for s, p in out.y_proba.items()}
-            out.classes = classes
-        else:
-            labels = pd.concat([f[inputs.label] for f in frames.values()]
-                               + [pd.Series(p) for p in out.y_pred.values()]).dropna()
-            out.classes = _sorted_classes(list(pd.unique(labels)))[0]
     return out
 
 
+def _one_per_row(values: np.ndarray, n_rows: int, what: str) -> np.ndarray:
+    """``values`` as one value per row, or a ValueError naming the shape received."""
+    if values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]
+    if values.ndim != 1 or len(values) != n_rows:
+        raise ValueError(f"{what} of shape {values.shape} for {n_rows} rows "
+                         "(expected one value per row)")
+    return values
+
+
 def _feature_importance(inputs: CheckInputs, test: pd.DataFrame, preds: _Predictions,
-                        seed: int) -> pd.Series | None:
+                        seed: int, shuffled: Sequence[str] | None = None) -> pd.Series | None:
     """Model-native importances when given; else a small seeded permutation importance
     (PERMUTATION_ROWS test rows, one shuffle per feature, one batched predict), never
-    Deepchecks' (10,000 rows x 5 repeats x one predict per feature)."""
-    features = list(inputs.feature_names)
+    Deepchecks' (10,000 rows x 5 repeats x one predict per feature).
+
+    ``shuffled`` (default: every feature) are the features the checks see; the model
+    still receives all of ``inputs.feature_names``.
+    """
+    features = list(shuffled) if shuffled is not None else list(inputs.feature_names)
     if inputs.feature_importance:
         given = pd.Series({f: max(float(inputs.feature_importance.get(f, 0.0)), 0.0)
                            for f in features})
@@ -220,9 +243,11 @@ def _feature_importance(inputs: CheckInputs, test: pd.DataFrame, preds: _Predict
     if inputs.model is None or preds.failure:
         return None
     rng = np.random.default_rng(seed)
-    rows = test.iloc[np.sort(rng.permutation(len(test))[:PERMUTATION_ROWS])]
+    width = len(inputs.feature_names) * (len(features) + 1)
+    n_rows = max(min(PERMUTATION_ROWS, PERMUTATION_CELLS // max(width, 1)), 10)
+    rows = test.iloc[np.sort(rng.permutation(len(test))[:n_rows])]
     rows = rows[rows[inputs.label].notna()]
-    X, y = rows[features].reset_index(drop=True), rows[inputs.label].to_numpy()
+    X, y = rows[list(inputs.feature_names)].reset_index(drop=True), rows[inputs.label].to_numpy()
     if len(X) < 10:
         return None
     # One batched predict: block 0 is X, block i+1 is X with feature i shuffled.
@@ -291,22 +316,62 @@ class _Unit:
 class _Plan:
     """Datasets, predictions and contexts shared by every check of one run."""
 
-    def __init__(self, inputs: CheckInputs, sample_size: int, seed: int):
-        self.inputs, self.sample_size, self.seed = inputs, sample_size, seed
-        train, test = _frames(inputs)
+    def __init__(self, inputs: CheckInputs, sample_size: int, seed: int,
+                 max_features: int = MAX_CHECK_FEATURES):
+        self.sample_size, self.seed = sample_size, seed
+        # the model always receives every feature; wide frames' checks see the top ones
+        self.model_inputs = inputs
+        kept = select_check_features(inputs.test, inputs.feature_names,
+                                     importance=inputs.feature_importance, limit=max_features)
+        self.capped = len(kept) < len(inputs.feature_names)
+        if self.capped:
+            inputs = replace(inputs, feature_names=kept,
+                             cat_features=[c for c in inputs.cat_features if c in set(kept)])
+        self.inputs = inputs
+        full_train, full_test = _frames(self.model_inputs)
+        self._full = {"train": full_train, "test": full_test}
+        self._model_datasets: dict[str, Dataset] = {}
+        train, test = _frames(inputs) if self.capped else (full_train, full_test)
         self.train = _dataset(train, inputs) if train is not None else None
         self.test = _dataset(test, inputs)
-        frames = {"test": test} if train is None else {"train": train, "test": test}
+        frames = ({"test": full_test} if full_train is None
+                  else {"train": full_train, "test": full_test})
         self.model_skip: str | None = None
         self.preds = _Predictions()
         if inputs.model is None and not inputs.predictions:
             self.model_skip = inputs.model_skip_reason or "no model was given"
         else:
-            self.preds = _predict(inputs, frames)
+            self.preds = _predict(self.model_inputs, frames)
             self.model_skip = self.preds.failure
-        self.importance = None if self.model_skip else _feature_importance(
-            inputs, test, self.preds, seed)
-        self.context = self._main_context()
+        self.importance = None
+        if not self.model_skip:
+            try:
+                self.importance = _feature_importance(
+                    self.model_inputs, full_test, self.preds, seed, shuffled=kept)
+            except Exception as exc:  # noqa: BLE001 - importance is optional
+                logger.info("deepfix checks: feature importance failed (%s: %s)",
+                            type(exc).__name__, exc)
+        if self.importance is not None and self.capped:
+            part = self.importance.reindex(kept).fillna(0.0)
+            self.importance = part / part.sum() if part.sum() > 0 else None
+        try:
+            self.context = self._main_context()
+        except Exception as exc:
+            if self.model_skip:
+                raise
+            self.model_skip = (f"Deepchecks could not use the model's outputs "
+                               f"({type(exc).__name__}: {exc})")
+            logger.warning("deepfix checks: %s", self.model_skip)
+            self.preds, self.importance = _Predictions(), None
+            self.context = self._main_context()
+
+    def model_dataset(self, split: str) -> Dataset:
+        """The split with every feature, for checks that call the model itself."""
+        if not self.capped:
+            return self.dataset(split)
+        if split not in self._model_datasets:
+            self._model_datasets[split] = _dataset(self._full[split], self.model_inputs)
+        return self._model_datasets[split]
 
     # The main context: precomputed outputs, no real model (so Deepchecks cannot call it).
     def _main_context(self) -> Context:
@@ -337,8 +402,11 @@ class _Plan:
     def dataset(self, split: str) -> Dataset:
         return self.train if split == "train" else self.test
 
-    def small_context(self, train: Dataset, test: Dataset | None, model: Any = None) -> Context:
-        return Context(train, test, model, feature_importance=self.importance,
+    def small_context(self, train: Dataset, test: Dataset | None, model: Any = None,
+                      *, full: bool = False) -> Context:
+        """A context of its own; ``full``: on :meth:`model_dataset` (every feature)."""
+        importance = None if full and self.capped else self.importance
+        return Context(train, test, model, feature_importance=importance,
                        feature_importance_timeout=0, with_display=False,
                        model_classes=self.preds.classes)
 
@@ -448,15 +516,17 @@ def _model_unit(check: Any, spec: CheckSpec, plan: _Plan) -> _Unit | str:
     if plan.inputs.model is None:
         return "it needs the model object; only predictions were given"
     n = plan.sample_size if spec.name == "Boosting Overfit" else INFERENCE_ROWS
-    test = plan.test.sample(n, random_state=plan.seed)
+    test = plan.model_dataset("test").sample(n, random_state=plan.seed)
     if spec.name == "Model Inference Time":
         return _Unit(spec, "test", lambda: check.run_logic(
-            plan.small_context(test, None, _PredictOnly(plan.inputs.model)), DatasetKind.TRAIN))
+            plan.small_context(test, None, _PredictOnly(plan.inputs.model), full=True),
+            DatasetKind.TRAIN))
     raw, reason = _boosting_model(plan)
     if raw is None:
         return reason or "not a boosting model"
-    train = plan.train.sample(n, random_state=plan.seed)
-    return _Unit(spec, None, lambda: check.run_logic(plan.small_context(train, test, raw)))
+    train = plan.model_dataset("train").sample(n, random_state=plan.seed)
+    return _Unit(spec, None, lambda: check.run_logic(
+        plan.small_context(train, test, raw, full=True)))
 
 
 # ------------------------------------------------------------------------ running
@@ -521,7 +591,7 @@ def _execute(unit: _Unit, plan: _Plan, check: Any) -> CheckOutcome:
                         time.perf_counter() - start, suffix)
     except Exception as exc:
         seconds = round(time.perf_counter() - start, 4)
-        reason = f"{type(exc).__name__}: {exc}"
+        reason = strip_numpy_reprs(f"{type(exc).__name__}: {exc}")
         if isinstance(exc, DeepchecksProcessError) and "unable to train an error model" in str(exc):
             reason = f"no weak segment could be found ({reason})"
             outcome = "skipped"
@@ -583,7 +653,8 @@ def _merge(name: str, parts: list[tuple[str, CheckOutcome]]) -> CheckOutcome:
 
 
 def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int | None,
-               seed: int, progress: bool = True) -> list[CheckOutcome]:
+               seed: int, progress: bool = True,
+               max_features: int = MAX_CHECK_FEATURES) -> list[CheckOutcome]:
     """Run every check of the chosen Deepchecks suites; one outcome per check, in
     Deepchecks' suite order. Never raises because a check failed (that check is
     ``errored``); raises :class:`~mlflow_deepfix.errors.DeepfixInputError` for invalid
@@ -596,12 +667,13 @@ def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int |
     sample_size : rows per split that expensive checks see (None: 10,000)
     seed : seeds every random choice; same inputs and seed give the same outcomes
     progress : show a tqdm bar
+    max_features : columns the checks see at most (see ``_wide``); the model gets all
     """
     suites = _validate(inputs, suites, sample_size, seed)
     started = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        plan = _Plan(inputs, sample_size or DEFAULT_SAMPLE_SIZE, int(seed))
+        plan = _Plan(inputs, sample_size or DEFAULT_SAMPLE_SIZE, int(seed), max_features)
         ordered: list[tuple[str, str]] = []
         skipped: dict[str, CheckOutcome] = {}
         jobs: list[tuple[_Unit, Any]] = []
@@ -617,7 +689,8 @@ def run_checks(inputs: CheckInputs, suites: Sequence[str], *, sample_size: int |
                                                  reason=units)
                     continue
                 jobs.extend((unit, check) for unit in units)
-        results = _run_parallel(jobs, plan, progress)
+        with shared_pps():  # train PPS: once for Feature Label Correlation (+ Change)
+            results = _run_parallel(jobs, plan, progress)
     outcomes = []
     for name, suite in ordered:
         if name in skipped:

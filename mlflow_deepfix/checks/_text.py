@@ -8,7 +8,7 @@ Confusion Matrix Report, see :mod:`._text_catalog`), each check runs inside its 
 What differs, and why:
 
 * **nothing is downloaded** -- Deepchecks gets deepfix's own per-sample properties
-  (:func:`mlflow_deepfix.text_features.text_properties`, never its built-in ones, which
+  (:func:`mlflow_deepfix.testing.content.text_features.text_properties`, never its built-in ones, which
   need fasttext and hub models), precomputed embeddings, and an offline tokenizer for
   Unknown Tokens (skipped without one, rather than letting Deepchecks fetch
   ``bert-base-uncased``); :mod:`._compat_text` removes the per-sample

@@ -12,7 +12,7 @@ single-dataset checks run on the test split. Where a check shares its name (or i
 role) with a tabular check, ``value`` means the same thing, so the rules read both
 alike.
 
-``<property>`` keys are the names of :data:`mlflow_deepfix.text_features.TEXT_PROPERTIES`
+``<property>`` keys are the names of :data:`mlflow_deepfix.testing.content.text_features.TEXT_PROPERTIES`
 (``text_length``, ``n_words``, ...), the per-sample properties deepfix computes and
 hands Deepchecks instead of its built-in ones (which need models from the network).
 

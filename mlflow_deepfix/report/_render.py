@@ -10,8 +10,10 @@ and column or check names come from user data):
 * the page is rendered by Jinja2 with autoescape on; no value from the data is ever
   marked safe, and none is ever put into an ``href``/``src`` attribute;
 * nothing is fetched: no external script, stylesheet, font or image; charts are
-  inline SVG; the only script is a few inline lines that open collapsed sections
-  before printing, and the page reads the same without it.
+  inline SVG; the only script is a few inline lines that make in-page links scroll
+  (MLflow shows the report in a sandboxed ``blob:`` iframe, where following ``#id``
+  is refused) and open collapsed sections before printing; the page reads the same
+  without it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 import jinja2
 
 from mlflow_deepfix.report import _charts
+from mlflow_deepfix.report._behaviour import behaviour_view
 from mlflow_deepfix.report._format import FILTERS, fmt_percent, human_label
 from mlflow_deepfix.schemas import (
     SEVERITY_ORDER,
@@ -184,6 +187,7 @@ def build_view(
         "checks": _checks_view(diagnosis, artifact_data),
         "dataset": _dataset_view(artifact_data),
         "model": _model_view(artifact_data),
+        "behaviour": behaviour_view(artifact_data),
         "sections": extras["sections"],
         "footer": extras["footer"],
     }
@@ -272,6 +276,11 @@ def _checks_view(diagnosis: Diagnosis, artifact_data: ArtifactData) -> dict[str,
     return {
         "groups": groups,
         "total": len(checks),
+        # one count everywhere: "run" is the metric deepfix_checks_run (outcome not
+        # skipped); skipped checks are the ones that do not apply to this data and model
+        "run": sum(n for outcome, n in totals.items() if outcome != "skipped"),
+        "skipped": totals.get("skipped", 0),
+        "errored": totals.get("errored", 0),
         "counts": [(o, totals.get(o, 0)) for o in OUTCOME_ORDER],
     }
 

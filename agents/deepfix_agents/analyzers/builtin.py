@@ -51,6 +51,16 @@ class RuntimeAnalyzer(RuleSourceAnalyzer):
 
 
 @register_analyzer
+class InterventionAnalyzer(RuleSourceAnalyzer):
+    id = "intervention"
+    description = (
+        "Measured harm: the model against chance, its score on affected rows against the "
+        "rest, and counterfactual refits of a clone with a suspected cause removed."
+    )
+    source = "intervention"
+
+
+@register_analyzer
 class TrainingHistoryAnalyzer(RuleSourceAnalyzer):
     id = "training"
     description = (

@@ -3,7 +3,7 @@ skips the LLM (the paper names latency and cost as DeepFix's first limitation).
 
 The key hashes everything that can change the answer and nothing that cannot:
 
-* the artifact data without timings (``checks_seconds``, each check's
+* the artifact data without timings (``checks_seconds``, ``probe_seconds``, each check's
   ``duration_seconds``, checks that read a clock such as Model Inference Time), which
   vary from run to run;
 * the messages sent (they hold the rules engine's findings and the prompt text);
@@ -11,7 +11,8 @@ The key hashes everything that can change the answer and nothing that cannot:
   ``n``, ``temperature``, ``min_agreement``, ``max_new_tokens``) and the seed; not
   ``timeout``, ``max_retries`` or cache settings, and never a secret (only the *name*
   of the key's environment variable exists in the config);
-* the engine version: ``mlflow_deepfix.__version__`` and :data:`PROMPT_VERSION`.
+* the engine version: the installed ``mlflow-deepfix`` distribution's version (the
+  artifact's ``deepfix_version`` when it is not installed) and :data:`PROMPT_VERSION`.
 
 What is stored is the list of validated samples (and the reasons the others were
 rejected), not the merged findings: merging is cheap and deterministic, and redoing it
@@ -24,7 +25,9 @@ entry is a miss.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.metadata
 import json
 import logging
 import os
@@ -52,13 +55,27 @@ def default_cache_dir() -> Path:
 
 
 def _artifact_without_timings(artifact: ArtifactData) -> dict[str, Any]:
-    data = artifact.model_dump(mode="json", exclude={"checks_seconds"})
+    data = artifact.model_dump(mode="json", exclude={"checks_seconds", "probe_seconds"})
     data["checks"] = [
         {k: v for k, v in entry.items() if k != "duration_seconds"}
         for check, entry in zip(artifact.checks, data.get("checks", []))
         if not is_clock_check(check)
     ]
     return data
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_version() -> str | None:
+    """The ``mlflow-deepfix`` distribution's version, read from its metadata (not by
+    importing ``mlflow_deepfix``: the agents layer imports nothing of it but schemas)."""
+    try:
+        return importlib.metadata.version("mlflow-deepfix")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _engine_version(artifact: ArtifactData) -> str:
+    return _installed_version() or artifact.deepfix_version
 
 
 def cache_key(
@@ -69,11 +86,10 @@ def cache_key(
     seed: int,
 ) -> str:
     """A sha256 hex digest of everything that shapes the review (see module docstring)."""
-    from mlflow_deepfix import __version__
-
+    engine = _engine_version(artifact)
     payload = {
         "format": CACHE_FORMAT,
-        "engine": __version__,
+        "engine": engine,
         "prompt": PROMPT_VERSION,
         "provider": provider,
         "options": {name: getattr(options, name, None) for name in KEYED_OPTIONS},

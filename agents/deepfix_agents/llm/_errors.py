@@ -8,10 +8,11 @@
 
 from __future__ import annotations
 
+# defined with the provider interface (providers raise it; importing it from here would
+# make providers and llm import each other)
+from deepfix_agents.providers._base import ProviderError
 
-class ProviderError(RuntimeError):
-    """The provider failed to produce an answer; the message says why, in a few words
-    (it ends up in the report's notes, so it never carries a secret)."""
+__all__ = ["InvalidOutput", "ProviderError"]
 
 
 class InvalidOutput(ValueError):

@@ -10,6 +10,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 
+class ProviderError(RuntimeError):
+    """The provider failed to produce an answer; the message says why, in a few words
+    (it ends up in the report's notes, so it never carries a secret)."""
+
+
 class Provider:
     id: ClassVar[str]
     description: ClassVar[str]

@@ -22,8 +22,7 @@ import os
 import time
 from typing import Any
 
-from deepfix_agents.llm._errors import ProviderError
-from deepfix_agents.providers._base import Provider
+from deepfix_agents.providers._base import Provider, ProviderError
 
 logger = logging.getLogger(__name__)
 

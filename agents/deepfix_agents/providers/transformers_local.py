@@ -24,8 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from deepfix_agents.llm._errors import ProviderError
-from deepfix_agents.providers._base import Provider
+from deepfix_agents.providers._base import Provider, ProviderError
 
 logger = logging.getLogger(__name__)
 

@@ -44,6 +44,10 @@ BUILTIN_RULES = (
     "wrong_task_type",
     "unused_features",
     # added since the contract (version 0.2.0)
+    "spurious_correlation",
+    "fragile_predictions",
+    "overconfident_slice",
+    "group_disparity",
     "training_divergence",
     "training_stalled",
 )

@@ -15,6 +15,9 @@ sources through ``detect_<source>`` methods that return :class:`Signal` objects:
     the baseline ladder (``artifact.baselines``)
 ``detect_runtime``
     runtime information of crashes (``artifact.runtime_failures``)
+``detect_intervention``
+    measured harm: counterfactual refits, affected-row scores and the chance level
+    (``artifact.interventions``)
 ``detect_training``
     the model's training history read from its MLflow run (``artifact.training``)
 
@@ -37,7 +40,7 @@ from mlflow_deepfix.schemas import (
     RuntimeFailure,
 )
 
-SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "training")
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "intervention", "training")
 DOC_FIELDS = ("name", "detects", "why", "example", "severity_policy")
 
 
@@ -176,7 +179,10 @@ class Rule:
         return self.explains
 
     def fix_list(self, signals: Sequence[Signal], artifact: ArtifactData) -> list[str]:
-        return list(self.modality_fixes.get(artifact.modality) or self.fixes)
+        """The rule's fixes; a crash's own fix (fact ``crash_fix``) comes first."""
+        fixes = list(self.modality_fixes.get(artifact.modality) or self.fixes)
+        first = [s.facts["crash_fix"] for s in signals if s.facts.get("crash_fix")]
+        return list(dict.fromkeys([*first, *fixes]))
 
     @staticmethod
     def samples(artifact: ArtifactData) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of rows holding a case/space/punctuation variant of another value -> score
 VARIANT_SCORE = ((0.005, 0.0), (0.02, 0.2), (0.05, 0.35), (0.1, 0.45), (0.2, 0.6), (0.35, 0.7))
@@ -178,6 +179,30 @@ class DataTypeIssues(Rule):
     )
     check_score = 0.3
 
+    def detect_runtime(self, artifact):
+        """The model crashed on the types of its input (text where it expects numbers)."""
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.non_numeric_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
+            yield self.signal(
+                "runtime",
+                score=crash_score(failure),
+                confidence=0.85 if counts else 0.6,
+                detail=crash_detail(failure, counts, "non-numeric value(s)"),
+                value=sum(counts.values()) or None,
+                column=column,
+                columns=sorted(counts),
+                crashed=True,
+                crash_fix=(
+                    f"Convert {column!r} to the type the model was trained on before predict "
+                    "(pd.to_numeric(df[col], errors='coerce') and an imputer, or an encoder "
+                    "step in the pipeline); find where text entered a numeric column."
+                    if column else
+                    "Cast the evaluation columns to the dtypes of the model signature before "
+                    "predict, inside the model's pipeline so serving does the same."
+                ),
+            )
+
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
         features = set(dataset.feature_names)
@@ -300,6 +325,10 @@ class DataTypeIssues(Rule):
         return self.explains
 
     def title(self, signals, artifact):
+        if self.fact(signals, "crashed"):
+            column = self.fact(signals, "column")
+            where = f" ({column!r} holds text where numbers are expected)" if column else ""
+            return f"The model crashes on the types of its input{where}"
         unknown = self.fact(signals, "unknown_share")
         special = self.fact(signals, "special_text_share")
         if unknown is not None or special is not None:

@@ -36,7 +36,7 @@ def selection_noise(n_test: int) -> float:
 
 def positive_share(artifact) -> float | None:
     """Test share of the class the threshold analysis is about: the minority class
-    (``mlflow_deepfix.performance.threshold_analysis``)."""
+    (``mlflow_deepfix.testing.performance.threshold_analysis``)."""
     shares = artifact.dataset.test.label_distribution
     if len(shares) != 2:
         return None

@@ -18,7 +18,7 @@ INDEX_SHARE_SCORE = ((0.0, 0.0), (0.01, 0.15), (0.05, 0.35), (0.2, 0.55), (0.5, 
 NOT_FED_FACTOR = 0.4
 #: a date fed to the model may carry a real trend: part of its association is legitimate
 DATE_FEATURE_FACTOR = 0.7
-#: the association is computed on at most this many rows (mlflow_deepfix.stats)
+#: the association is computed on at most this many rows (mlflow_deepfix.testing.stats)
 ASSOCIATION_ROWS = 50_000
 
 _ID_NAME = re.compile(

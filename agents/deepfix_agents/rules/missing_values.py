@@ -4,10 +4,50 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of missing cells in the worst informative column -> score
 COLUMN_SCORE = ((0.01, 0.1), (0.05, 0.25), (0.2, 0.45), (0.5, 0.6), (0.9, 0.7), (1.0, 0.75))
 LABEL_SCORE = ((0.0, 0.3), (0.05, 0.5), (0.2, 0.7))
+#: a disguised missing value (0 / -999 spike) whose imputation and refit gains this
+#: share of the model's skill over chance -> score (only beyond 2 noise units)
+SENTINEL_GAIN_SCORE = ((0.0, 0.3), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
+SENTINEL_SHARE_BONUS = 0.1
+NOISE_UNITS = 2.0
+#: a spike this many IQRs of the other values outside their range is a code, not a
+#: value (0 for a blood pressure): reported from its share even without measured harm
+ISOLATED_GAP = 0.5
+
+
+def harmful_sentinels(artifact):
+    """[(column, value, share, impute intervention, rows intervention, gain share)] for
+    spikes whose imputation helps or whose rows are predicted worse, beyond noise."""
+    chance = artifact.intervention("chance_level")
+    floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
+    found = []
+    for imputed in artifact.interventions:
+        if imputed.kind != "impute_sentinel" or imputed.change is None:
+            continue
+        rows = artifact.intervention("sentinel_rows", imputed.target)
+        noise = imputed.noise or 0.0
+        gain = imputed.change if imputed.change > NOISE_UNITS * noise else 0.0
+        worse = rows is not None and rows.change is not None and (
+            rows.change > NOISE_UNITS * (rows.noise or 0.0)
+        )
+        if gain <= 0 and not worse:
+            continue
+        share_of_skill = gain / max(imputed.score_after - floor, 1e-6) if gain > 0 else 0.0
+        found.append(
+            (
+                imputed.target,
+                imputed.values.get("value", 0.0),
+                imputed.values.get("share", 0.0),
+                imputed,
+                rows,
+                share_of_skill,
+            )
+        )
+    return found
 
 
 @register_rule
@@ -35,7 +75,15 @@ class MissingValues(Rule):
     severity_policy = (
         "Score from the worst feature's missing share (1% -> 0.1, 5% -> 0.25, 20% -> 0.45, "
         "50% -> 0.6, 100% -> 0.75), +0.1 when that feature matters to the model (native "
-        "importance above average); missing labels: 0.3 at any share up to 0.7 at 20%."
+        "importance above average); missing labels: 0.3 at any share up to 0.7 at 20%. "
+        "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
+        "column and 5x the share of the next value, whose replacement by the median and refit "
+        "gains beyond 2 noise units (or whose rows are predicted worse): the larger of the "
+        "share's score + 0.1 and the gain as a share of the model's skill over chance (0 -> "
+        "0.3, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85); it then explains the outliers such a "
+        "code (-999) makes. A spike without measured harm is reported from its share alone "
+        "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
+        "pressure); a spike inside the range that imputing does not help (a real zero) is not."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -85,24 +133,96 @@ class MissingValues(Rule):
                     split=split.name,
                 )
 
+    def detect_intervention(self, artifact):
+        """Disguised missing values: a spike value (0, -999) that the model reads as a
+        real measurement, confirmed by what imputing it and refitting gains."""
+        for column, value, share, imputed, rows, gain_share in harmful_sentinels(artifact):
+            score = max(
+                interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
+                interp(gain_share, SENTINEL_GAIN_SCORE),
+            )
+            detail = (
+                f"{pct(share)} of training rows hold exactly {value:g} in {column!r}, a spike "
+                f"in an otherwise continuous column; replacing it by the median of the other "
+                f"values and refitting a {imputed.model_used} of the model moved test "
+                f"{imputed.metric} from {imputed.score_before:.3f} to {imputed.score_after:.3f} "
+                f"(noise {imputed.noise or 0:.3f})"
+            )
+            if rows is not None and rows.change is not None:
+                detail += (
+                    f"; those test rows have {rows.metric.replace('_', ' ')} "
+                    f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest"
+                )
+            yield self.signal(
+                "intervention",
+                score=score,
+                confidence=0.8,
+                detail=detail + ": it is a missing-value code the model takes at face value",
+                value=share,
+                check="impute_sentinel",
+                column=column,
+                share=share,
+                sentinel=value,
+            )
+
+        harmful = {t[0] for t in harmful_sentinels(artifact)}
+        for imputed in artifact.interventions:
+            if imputed.kind != "impute_sentinel" or imputed.target in harmful:
+                continue
+            gap, share = imputed.values.get("gap", 0.0), imputed.values.get("share", 0.0)
+            if gap < ISOLATED_GAP:
+                continue
+            value = imputed.values.get("value", 0.0)
+            yield self.signal(
+                "intervention",
+                score=interp(share, COLUMN_SCORE),
+                confidence=0.6,
+                detail=(
+                    f"{pct(share)} of training rows hold exactly {value:g} in {imputed.target!r}, "
+                    f"{gap:.1f} IQRs outside the range of its other values: a code for a missing "
+                    f"measurement; imputing it and refitting moved test {imputed.metric} from "
+                    f"{imputed.score_before:.3f} to {imputed.score_after:.3f} (noise "
+                    f"{imputed.noise or 0:.3f}), no measurable harm to this model yet"
+                ),
+                value=share,
+                check="impute_sentinel",
+                column=imputed.target,
+                share=share,
+                sentinel=value,
+            )
+
+    def explains_for(self, artifact):
+        """A measured sentinel code (-999) is also what the outlier statistics see."""
+        if harmful_sentinels(artifact):
+            return (*self.explains, "outliers")
+        return self.explains
+
     def detect_runtime(self, artifact):
-        for failure, column, count in self.crashes_on(artifact, "nan_counts", ("nan", "missing")):
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.nan_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
             yield self.signal(
                 "runtime",
-                score=0.85,
+                score=crash_score(failure),
                 confidence=0.9,
-                detail=(
-                    f"the model crashed on NaN input during {failure.stage} "
-                    f"({failure.exception_type}); {column!r} has {count} NaN"
-                ),
+                detail=crash_detail(failure, counts, "NaN"),
+                value=sum(counts.values()) or None,
                 column=column,
                 crashed=True,
+                crash_fix=(
+                    "Impute before predict inside the model (a SimpleImputer step in the "
+                    f"pipeline) or use an estimator that accepts NaN; {column!r} and "
+                    f"{max(len(counts) - 1, 0)} other column(s) hold NaN."
+                ),
             )
 
     def title(self, signals, artifact):
         if self.fact(signals, "crashed"):
             return f"The model crashes on missing values (e.g. in {self.fact(signals, 'column')!r})"
         column, share = self.fact(signals, "column"), self.fact(signals, "share")
+        sentinel = self.fact(signals, "sentinel")
+        if column is not None and sentinel is not None and self.strongest(signals).source == "intervention":
+            return f"{pct(share)} of {column!r} hold {sentinel:g}, a code for a missing value"
         if column is not None:
             n = self.fact(signals, "n_columns", 1)
             more = f" (and {n - 1} more column(s))" if n > 1 else ""

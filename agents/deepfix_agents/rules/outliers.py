@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
 FRACTION_SCORE = ((0.005, 0.0), (0.01, 0.2), (0.02, 0.35), (0.05, 0.55), (0.1, 0.7), (0.2, 0.8))
@@ -21,6 +22,13 @@ SCALE_SENSITIVE_BONUS = 0.1
 COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
 #: infinite values in a feature; a crash on them
 INF_SCORE, INF_CRASH_SCORE = 0.6, 0.85
+#: measured harm: refitting with the extreme values replaced by the median gains this share of the model's
+#: skill over chance -> score (only when the gain exceeds 2 noise units)
+CLIP_GAIN_SCORE = ((0.0, 0.2), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
+#: when neither the impute-and-refit nor the affected rows show harm beyond noise, the
+#: outliers are reported at most at this score (low): heavy but natural tails
+HARMLESS_CAP = 0.35
+NOISE_UNITS = 2.0
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
 
@@ -40,6 +48,29 @@ def extremeness(column) -> float | None:
     if q99 > q50:
         ratios.append((q50 - low) / (q99 - q50))
     return max(ratios) if ratios else None
+
+
+def measured_harm(artifact):
+    """(clip intervention, affected-rows intervention, harmful?, clip gain as a share of
+    the model's skill over chance), or None when nothing was measured."""
+    clip = artifact.intervention("impute_outliers")
+    rows = artifact.intervention("affected_rows")
+    if clip is not None and clip.change is None:
+        clip = None
+    if rows is not None and rows.change is None:
+        rows = None
+    if clip is None and rows is None:
+        return None
+    gain_share, harmful = 0.0, False
+    if clip is not None and clip.change > NOISE_UNITS * (clip.noise or 0.0) and clip.change > 0:
+        chance = artifact.intervention("chance_level")
+        floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
+        skill = max(clip.score_after - floor, 1e-6)
+        gain_share, harmful = clip.change / skill, True
+    if rows is not None and rows.change > NOISE_UNITS * (rows.noise or 0.0):
+        harmful = True
+        gain_share = max(gain_share, 0.05)
+    return clip, rows, harmful, gain_share
 
 
 @register_rule
@@ -91,7 +122,12 @@ class Outliers(Rule):
         "(bounded: brightness, contrast, ...) count at least x0.8. Text and image properties "
         "are judged like features. Infinite values: "
         "0.6; a crash on them: 0.85. Deepchecks' Outlier Sample Detection (share of rows with "
-        "LoOP probability >= 0.7) only corroborates what the statistics found (at most 0.3)."
+        "LoOP probability >= 0.7) only corroborates what the statistics found (at most 0.3). "
+        "Measured harm decides in the end (tabular): when test rows with extreme values are "
+        "predicted no worse than the rest and refitting with the values beyond the training "
+        "fences replaced by the median gains nothing beyond 2 noise units, the finding is capped at 0.35 "
+        "(low); a gain is scored by its share of the model's skill over chance: 0 -> 0.2, "
+        "5% -> 0.45, 15% -> 0.65, 30% -> 0.85."
     )
     explains = (
         "underfitting",
@@ -187,21 +223,89 @@ class Outliers(Rule):
                     n_inf=worst.n_inf,
                 )
 
+    def detect_intervention(self, artifact):
+        """What the outliers cost this model: the error on test rows holding them vs the
+        rest, and a refit of the model with the columns clipped to their fences."""
+        harm = measured_harm(artifact)
+        if harm is None:
+            return
+        clip, rows, harmful, gain_share = harm
+        if not harmful and not any(s.score > 0 for s in self.detect_dataset(artifact)):
+            return  # nothing to report and nothing to cap
+        parts = []
+        if rows is not None:
+            worse = rows.change
+            parts.append(
+                f"test rows with extreme values have {rows.metric.replace('_', ' ')} "
+                f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest "
+                f"({rows.n_rows} rows; noise {rows.noise or 0:.3f})"
+                + (": they are predicted worse" if worse > NOISE_UNITS * (rows.noise or 0)
+                   else ": they are predicted as well as the rest")
+            )
+        if clip is not None:
+            parts.append(
+                f"replacing the values of {clip.target.replace(',', ', ')} beyond the training "
+                f"fences by the median and "
+                f"refitting a {clip.model_used} of the model moved test {clip.metric} from "
+                f"{clip.score_before:.3f} to {clip.score_after:.3f} (noise {clip.noise or 0:.3f})"
+            )
+        verdict = (
+            "the extreme values harm the model" if harmful
+            else "no measurable harm to this model: low"
+        )
+        yield self.signal(
+            "intervention",
+            score=interp(gain_share, CLIP_GAIN_SCORE) if harmful else 0.0,
+            confidence=0.7,
+            detail="; ".join(parts) + f"; {verdict}",
+            value=clip.change if clip is not None else rows.change,
+            check="impute_outliers" if clip is not None else "affected_rows",
+            harmful=harmful,
+        )
+
+    def explains_for(self, artifact):
+        """Extreme values move a column's mean, so they explain drift *of their own
+        columns*; a large shift of a column without outliers is an independent bug."""
+        from deepfix_agents.rules.prediction_drift import large_feature_shifts
+
+        extreme = {
+            c.name
+            for split in (artifact.dataset.train, artifact.dataset.test)
+            if split is not None
+            for c in split.columns
+            if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
+        }
+        if any(name not in extreme for name in large_feature_shifts(artifact)):
+            return tuple(c for c in self.explains if c != "feature_drift")
+        return self.explains
+
+    def score(self, signals):
+        """The pattern's score, capped at low when the measurement shows no harm (the
+        infinite-value signals are not capped: a model cannot read ``inf``)."""
+        best = max(s.score for s in signals)
+        measured = [s for s in signals if s.source == "intervention"]
+        if measured and not any(s.facts.get("harmful") for s in measured):
+            infinite = [s.score for s in signals if "inf_column" in s.facts]
+            return max([min(best, HARMLESS_CAP), *infinite])
+        return best
+
     def detect_runtime(self, artifact):
-        for failure, column, count in self.crashes_on(
-            artifact, "inf_counts", ("inf", "too large")
-        ):
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.inf_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
             yield self.signal(
                 "runtime",
-                score=INF_CRASH_SCORE,
+                score=max(crash_score(failure), INF_CRASH_SCORE),
                 confidence=0.9,
-                detail=(
-                    f"the model crashed on infinite input during {failure.stage} "
-                    f"({failure.exception_type}); {column!r} has {count} inf"
-                ),
+                detail=crash_detail(failure, counts, "inf"),
                 inf_column=column,
-                n_inf=count,
+                n_inf=counts.get(column, 0) if column else 0,
                 crashed=True,
+                crash_fix=(
+                    f"Replace infinite values before predict ({column!r} holds "
+                    f"{counts.get(column, 0)}): find the division or log that produced them, "
+                    "or map +-inf to NaN and impute inside the pipeline."
+                ),
             )
 
     def detect_deepchecks(self, artifact):

@@ -120,7 +120,7 @@ class Overfitting(Rule):
         "0.8), or without one the validation loss's rise from its best (x1.5 -> 0.2, x2 -> "
         "0.35, x3 -> 0.45), only while the training loss kept falling after the best epoch."
     )
-    explains = ("poor_calibration", "weak_segment")
+    explains = ("poor_calibration", "weak_segment", "fragile_predictions", "overconfident_slice")
     checks = ("Train Test Performance", "Boosting Overfit")
 
     def detect_model(self, artifact):

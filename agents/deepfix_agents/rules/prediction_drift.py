@@ -24,8 +24,28 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules.feature_drift import effective_rows, two_sample_noise
+from deepfix_agents.rules.feature_drift import _column_drift, effective_rows, two_sample_noise
 from deepfix_agents.rules.label_drift import total_variation
+
+#: a numeric feature whose location moved this many training standard deviations is a
+#: covariate shift in its own right (the cause of the moved predictions)
+LARGE_SHIFT_SD = 1.5
+
+
+def large_feature_shifts(artifact) -> list[str]:
+    """Numeric features (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
+    return [
+        facts["feature"]
+        for _, facts in _column_drift(artifact)
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= LARGE_SHIFT_SD
+    ]
+
+
+def large_feature_shift(artifact) -> str | None:
+    """The first feature (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
+    shifts = large_feature_shifts(artifact)
+    return shifts[0] if shifts else None
+
 
 #: classification: shift of predicted class shares beyond the label shift (TVD) -> score
 SHARE_SCORE = ((0.03, 0.0), (0.07, 0.3), (0.12, 0.5), (0.2, 0.8), (0.3, 0.9))
@@ -215,8 +235,12 @@ class PredictionDrift(Rule):
     def explains_for(self, artifact):
         """On text and images, drifting properties are measured on the content itself: they
         are the acquisition-level cause and the shifted outputs their consequence, so
-        here prediction drift does not claim feature drift (feature drift folds it in)."""
-        if artifact.dataset.property_names:
+        here prediction drift does not claim feature drift (feature drift folds it in).
+        The same holds on tables when a feature moved a long way on its own (at least
+        LARGE_SHIFT_SD training standard deviations): that shift is the cause, visible
+        feature by feature, and the moved outputs its symptom. Only nudges too small to
+        stand out one by one, adding up in the output, leave prediction drift the cause."""
+        if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
             return tuple(c for c in self.explains if c != "feature_drift")
         return self.explains
 

@@ -33,6 +33,11 @@ SPREAD_SCORE = ((0.05, 0.85), (0.15, 0.6), (0.3, 0.3), (0.5, 0.0))
 SHORTFALL_SCORE = ((0.2, 0.0), (0.35, 0.3), (0.6, 0.6), (0.9, 0.8), (1.0, 0.85))
 #: share of numeric features scaled on one side only -> score
 ONE_SIDED_SCORE = ((0.3, 0.0), (0.5, 0.7), (0.8, 0.9))
+#: predictions that become useful once expm1 is applied (R² at least this, and a gain
+#: beyond this many noise units): an un-inverted log target, scored as blatant
+INVERSE_MIN_R2 = 0.1
+INVERSE_NOISE_UNITS = 2.0
+INVERSE_SCORE = 0.85
 
 
 def numeric_features(split, feature_names) -> list:
@@ -192,7 +197,8 @@ class PreprocessingMismatch(Rule):
         "with damage, the larger of collapse (excess top-class share 0.15 -> 0.5, 0.3 -> 0.8;"
         " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85) and baseline shortfall (0.35 -> "
         "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
-        "x0.9, 3 -> x1."
+        "x0.9, 3 -> x1. Measured: regression predictions whose R² after expm1 is >= 0.1 and "
+        "beats the served R² by more than 2 noise units are an un-inverted log target: 0.85."
     )
     explains = (
         "degenerate_predictions",
@@ -204,6 +210,30 @@ class PreprocessingMismatch(Rule):
         "overfitting",
         "weak_segment",
     )
+
+    def detect_intervention(self, artifact):
+        """A target transform left un-inverted: the served predictions score far better
+        once the inverse (expm1) is applied to them."""
+        measured = artifact.intervention("invert_target_transform")
+        if measured is None or measured.change is None or measured.score_after is None:
+            return
+        if measured.change <= INVERSE_NOISE_UNITS * (measured.noise or 0.0):
+            return
+        if measured.score_after < INVERSE_MIN_R2:
+            return
+        yield self.signal(
+            "intervention",
+            score=INVERSE_SCORE,
+            confidence=0.9,
+            detail=(
+                f"the served predictions score R² {measured.score_before:.3f} on test; after "
+                f"expm1 they score {measured.score_after:.3f}: the model was trained on "
+                "log1p(target) and the inverse transform is missing at serving"
+            ),
+            value=measured.score_after,
+            check="invert_target_transform",
+            inverse="expm1",
+        )
 
     def detect_dataset(self, artifact):
         found = one_sided_scaling(artifact)
@@ -274,6 +304,11 @@ class PreprocessingMismatch(Rule):
         )
 
     def title(self, signals, artifact):
+        if self.fact(signals, "inverse"):
+            return (
+                "The target was log-transformed for training but predictions are served "
+                "without the inverse (expm1)"
+            )
         if self.fact(signals, "one_sided"):
             return (
                 f"{self.fact(signals, 'n_apart')} of {self.fact(signals, 'n_numeric')} numeric "

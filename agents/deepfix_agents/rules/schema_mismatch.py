@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule
-
-_COLUMN_WORDS = ("column", "feature", "not in index", "missing", "keyerror", "schema", "names")
+from deepfix_agents.rules._runtime import (
+    classify,
+    crash_detail,
+    crash_score,
+    crashes_for,
+    missing_columns,
+)
 
 
 @register_rule
@@ -54,24 +59,37 @@ class SchemaMismatch(Rule):
         "missing_values",
     )
 
+    def explains_for(self, artifact):
+        """A crash that the types of the data explain better (data_type_issues,
+        missing_values, ...) stays its own, more specific finding."""
+        crashed_elsewhere = {
+            classify(f) for f in artifact.runtime_failures
+        } - {self.id}
+        return tuple(c for c in self.explains if c not in crashed_elsewhere)
+
     def detect_runtime(self, artifact):
-        for failure in artifact.runtime_failures:
-            given = set(failure.given_columns)
-            missing = [c for c in failure.expected_columns if c not in given]
-            text = f"{failure.exception_type} {failure.message}".lower()
-            if missing or any(word in text for word in _COLUMN_WORDS):
-                detail = f"{failure.stage} raised {failure.exception_type}: {failure.message[:200]}"
-                if missing:
-                    detail += f"; expected columns absent from the data: {missing[:8]}"
-                yield self.signal(
-                    "runtime",
-                    score=0.95,
-                    confidence=0.9 if missing else 0.7,
-                    detail=detail,
-                    missing=missing,
-                    crashed=True,
-                    stage=failure.stage,
-                )
+        for failure in crashes_for(artifact, self.id):
+            missing = missing_columns(failure)
+            detail = crash_detail(failure)
+            if missing:
+                detail += f"; expected columns absent from the data: {missing[:8]}"
+            yield self.signal(
+                "runtime",
+                score=crash_score(failure),
+                confidence=0.9 if missing else 0.6,
+                detail=detail,
+                missing=missing,
+                crashed=True,
+                stage=failure.stage,
+                crash_fix=(
+                    f"Pass the model the columns it was trained on: {missing[:5]} are absent "
+                    "(check renames and the feature selection before predict)."
+                    if missing else
+                    "Compare the evaluation frame's columns and dtypes with the model "
+                    "signature (mlflow.models.get_model_info(uri).signature) and apply the "
+                    "training preprocessing before predict."
+                ),
+            )
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset

@@ -21,6 +21,30 @@ RELIABLE_ROWS = 1000
 MULTICLASS_FACTOR = 0.6
 
 
+#: association of a feature whose information is the label's alone (see
+#: ``label_only``) -> impact score: a post-outcome value need not be near-perfect to be
+#: a leak, it only has to carry nothing but the answer
+LABEL_ONLY_SCORE = ((0.8, 0.45), (0.9, 0.6), (0.97, 0.75), (0.99, 0.85))
+#: how many null standard errors above chance the other features must explain for the
+#: feature to count as sharing causes with them (real) rather than label-only
+SHARED_NOISE_UNITS = 3.0
+#: the test needs other features to share with
+MIN_OTHER_FEATURES = 3
+
+
+def label_only(intervention) -> bool:
+    """True when the other features explain no more of the feature (beyond the label)
+    than as many random predictors would: R² of p random predictors on n rows is
+    Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n."""
+    if intervention.score_after is None or intervention.score_before is None:
+        return False
+    p = intervention.values.get("n_other", 0.0)
+    if p < MIN_OTHER_FEATURES or intervention.n_rows <= p + 10:
+        return False
+    se = (2.0 * p) ** 0.5 / intervention.n_rows
+    return intervention.score_after <= intervention.score_before + SHARED_NOISE_UNITS * se
+
+
 def _damping(artifact) -> float:
     train = artifact.dataset.train
     rows = train.n_rows if train is not None else 0
@@ -74,8 +98,12 @@ class TargetLeakage(Rule):
         "for classes, |Spearman| for regression, normalised mutual information for "
         "categoricals): 0.98 -> 0.3, 0.99 -> 0.55, 0.997 -> 0.8, 1.0 -> 0.9; Deepchecks' "
         "predictive power score (PPS) >= 0.9 corroborates; native importance concentrated on "
-        "the same feature adds confidence. Scores are scaled by 0.5-1.0 with the training "
-        "size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
+        "the same feature adds confidence. Measured: a feature with association >= 0.8 that no "
+        "other feature explains beyond the label (least-squares R² within 3 null standard "
+        "errors of chance, at least 3 other features) is label-only, a post-outcome value: "
+        "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
+        "it on test are reported as evidence of what it is worth. Pattern scores are scaled by 0.5-1.0 "
+        "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
         "tasks (one-vs-rest associations overstate a feature that isolates one class)."
     )
     explains = ("unused_features",)
@@ -141,6 +169,68 @@ class TargetLeakage(Rule):
                     detail=f"the model puts {share:.0%} of its importance on {name!r}",
                     value=share,
                     feature=name,
+                )
+
+    def detect_intervention(self, artifact):
+        """A strong feature whose information nothing else in the row shares is the label
+        recorded again (post-outcome); drop-and-refit and shuffling say what it is worth."""
+        for measured in artifact.interventions:
+            if measured.kind != "label_only_feature" or not label_only(measured):
+                continue
+            column = measured.target
+            association = measured.values.get("association", 0.0)
+            score = interp(association, LABEL_ONLY_SCORE)
+            yield self.signal(
+                "intervention",
+                score=score,
+                confidence=0.75,
+                detail=(
+                    f"{column!r} predicts the label (association {association:.3f}) but nothing "
+                    f"else in the row explains it: once the label is known, the other features "
+                    f"account for {measured.score_after:.1%} of its remaining variation, no more "
+                    f"than {int(measured.values.get('n_other', 0))} random columns would "
+                    f"({measured.score_before:.1%}); a value recorded after the outcome looks "
+                    "like this"
+                ),
+                value=association,
+                check="label_only_feature",
+                feature=column,
+            )
+            dropped = artifact.intervention("drop_feature", column)
+            if dropped is not None and dropped.change is not None:
+                yield self.signal(
+                    "intervention",
+                    score=score,
+                    confidence=0.5,
+                    detail=(
+                        f"dropping {column!r} and refitting a {dropped.model_used} of the model "
+                        f"moved test {dropped.metric} from {dropped.score_before:.3f} to "
+                        f"{dropped.score_after:.3f} (noise {dropped.noise or 0:.3f}): "
+                        + (
+                            "the score rests on it"
+                            if -dropped.change > 2 * (dropped.noise or 0)
+                            else "the other features carry the real signal, the evaluation "
+                            "score is inflated by the leak"
+                        )
+                    ),
+                    value=dropped.score_after,
+                    check="drop_feature",
+                    feature=column,
+                )
+            permuted = artifact.intervention("permute_feature", column)
+            if permuted is not None and permuted.change is not None:
+                yield self.signal(
+                    "intervention",
+                    score=score,
+                    confidence=0.4,
+                    detail=(
+                        f"shuffling {column!r} across test rows takes the model's {permuted.metric} "
+                        f"from {permuted.score_before:.3f} to {permuted.score_after:.3f}: that is "
+                        "what it scores when the value is not there yet at prediction time"
+                    ),
+                    value=permuted.score_after,
+                    check="permute_feature",
+                    feature=column,
                 )
 
     def title(self, signals, artifact):

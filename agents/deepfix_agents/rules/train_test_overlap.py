@@ -7,6 +7,10 @@ from deepfix_agents.rules._base import Rule, interp, pct
 
 #: overlap share -> impact score
 OVERLAP_SCORE = ((0.005, 0.15), (0.02, 0.3), (0.05, 0.45), (0.1, 0.65), (0.2, 0.85), (0.5, 1.0))
+#: shared rows predicted no better than the others (within this many noise units): the
+#: overlap does not inflate this model's score, the finding is capped at low
+NOISE_UNITS = 2.0
+HARMLESS_CAP = 0.35
 
 
 @register_rule
@@ -34,9 +38,25 @@ class TrainTestOverlap(Rule):
     )
     severity_policy = (
         "Score from the share of test rows found in train: 0.5% -> 0.15, 2% -> 0.3, "
-        "5% -> 0.45, 10% -> 0.65, 20% -> 0.85 (critical), 50% -> 1.0."
+        "5% -> 0.45, 10% -> 0.65, 20% -> 0.85 (critical), 50% -> 1.0. Measured (tabular): "
+        "when the shared test rows are predicted no better than the others (within 2 noise "
+        "units), the overlap does not inflate this model's score (natural repeats with their "
+        "own labels) and the finding is capped at 0.35 (low)."
     )
     explains = ("duplicate_samples", "conflicting_labels")
+
+    def explains_for(self, artifact):
+        """Copies *within* a split are a fact of their own (measured per split), not a
+        consequence of rows shared *across* the splits: when a split holds duplicates,
+        both findings stand (two independent bugs each keep their finding)."""
+        dataset = artifact.dataset
+        within = max(
+            (s.duplicate_fraction for s in (dataset.train, dataset.test) if s is not None),
+            default=0.0,
+        )
+        if within > 0:
+            return tuple(c for c in self.explains if c != "duplicate_samples")
+        return self.explains
     checks = ("Train Test Samples Mix",)
     modality_fixes = {
         "text": (
@@ -59,6 +79,40 @@ class TrainTestOverlap(Rule):
             "against its hashes.",
         ),
     }
+
+    def detect_intervention(self, artifact):
+        """What the shared rows do to the score: a memorised copy is predicted better."""
+        rows = artifact.intervention("overlap_rows")
+        if rows is None or rows.change is None:
+            return
+        better = -rows.change > NOISE_UNITS * (rows.noise or 0.0)
+        metric = rows.metric.replace("_", " ")
+        yield self.signal(
+            "intervention",
+            score=0.0,
+            confidence=0.7,
+            detail=(
+                f"the {rows.n_rows} test rows also found in train have {metric} "
+                f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the others (noise "
+                f"{rows.noise or 0:.3f}): "
+                + (
+                    "they are predicted better, the test score is inflated"
+                    if better
+                    else "they are predicted no better, the overlap does not inflate this "
+                    "model's score: low"
+                )
+            ),
+            value=rows.change,
+            check="overlap_rows",
+            inflated=better,
+        )
+
+    def score(self, signals):
+        best = max(s.score for s in signals)
+        measured = [s for s in signals if s.source == "intervention"]
+        if measured and not any(s.facts.get("inflated") for s in measured):
+            return min(best, HARMLESS_CAP)
+        return best
 
     def detect_dataset(self, artifact):
         comparison = artifact.dataset.comparison

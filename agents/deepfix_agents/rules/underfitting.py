@@ -9,6 +9,44 @@ from deepfix_agents.rules._base import Rule, interp
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
 
 
+#: a model within this many noise units (standard deviations of the chance score) of
+#: chance, or below it, is no better than chance
+CHANCE_NOISE_UNITS = 2.0
+#: at least this many test rows for the chance comparison to count
+MIN_CHANCE_ROWS = 30
+#: impact of a model no better than chance: always at least high (issue 12, B)
+CHANCE_SCORE = 0.7
+#: what a model without signal also shows, folded into this finding when the labels
+#: look unrelated to the features
+NO_SIGNAL_SYMPTOMS = (
+    "degenerate_predictions",
+    "overfitting",
+    "poor_calibration",
+    "weak_segment",
+    "decision_threshold",
+)
+
+
+def at_chance(artifact):
+    """The ``chance_level`` intervention when the model is within noise of chance (or
+    below it), else None."""
+    measured = artifact.intervention("chance_level")
+    if measured is None or measured.change is None or measured.n_rows < MIN_CHANCE_ROWS:
+        return None
+    noise = measured.noise or 0.0
+    return measured if measured.change <= CHANCE_NOISE_UNITS * noise else None
+
+
+def signal_is_learnable(artifact, measured) -> bool | None:
+    """True when a baseline of the ladder clearly beats the model (the signal is in the
+    data), False when none does (the labels look unrelated to the features), None when
+    there is no ladder."""
+    best = best_baseline(artifact)
+    if best is None or measured.score_after is None:
+        return None
+    return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
+
+
 def baseline(artifact, prefix: str):
     return next((b for b in artifact.baselines if b.name.startswith(prefix)), None)
 
@@ -45,9 +83,15 @@ class Underfitting(Rule):
     severity_policy = (
         "Shortfall = 1 - (model - dummy) / (best baseline - dummy) on test, using the task's main "
         "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85. Only "
-        "when the model's train score is not far above its test score (that would be overfitting)."
+        "when the model's train score is not far above its test score (that would be overfitting). "
+        "A model whose test score is within 2 noise units of chance (its predictions scored "
+        "against shuffled labels; regression: predicting the training mean), or below it, "
+        "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
+        "the labels look unrelated to the features and the finding absorbs the symptoms "
+        "(degenerate predictions, overfitting, calibration, segments, threshold)."
     )
     checks = ("Simple Model Comparison",)
+    explains = ()
 
     def detect_baseline(self, artifact):
         performance = artifact.performance
@@ -81,14 +125,62 @@ class Underfitting(Rule):
             metric=metric,
         )
 
+    def detect_intervention(self, artifact):
+        """The no-better-than-chance guard: a model whose test score is within noise of
+        chance (or below it) is at least a high finding, whatever else was found."""
+        measured = at_chance(artifact)
+        if measured is None:
+            return
+        learnable = signal_is_learnable(artifact, measured)
+        what = (
+            "its predictions scored against shuffled labels"
+            if measured.metric != "r2"
+            else "predicting the training mean"
+        )
+        yield self.signal(
+            "intervention",
+            score=CHANCE_SCORE,
+            confidence=0.85,
+            detail=(
+                f"the model's test {measured.metric} {measured.score_after:.3f} is within noise "
+                f"of chance ({what}: {measured.score_before:.3f} +/- {measured.noise or 0:.3f}, "
+                f"{measured.n_rows} rows)"
+            ),
+            value=measured.score_after,
+            check="chance_level",
+            chance=True,
+            learnable=learnable,
+            model_score=measured.score_after,
+            chance_score=measured.score_before,
+            metric=measured.metric,
+        )
+
+    def explains_for(self, artifact):
+        """A model whose labels look unrelated to its features explains the symptoms of
+        having no signal (one-class or overconfident outputs, train/test gap)."""
+        measured = at_chance(artifact)
+        if measured is not None and signal_is_learnable(artifact, measured) is not True:
+            return NO_SIGNAL_SYMPTOMS
+        return self.explains
+
     def detect_deepchecks(self, artifact):
         if not any(s for s in self.detect_baseline(artifact)):
             return
         yield from super().detect_deepchecks(artifact)
 
     def title(self, signals, artifact):
+        if self.fact(signals, "chance"):
+            if self.fact(signals, "learnable") is False:
+                return (
+                    "The model is no better than chance, and neither is any simple baseline: "
+                    "the labels look unrelated to the features"
+                )
+            return (
+                f"The model is no better than chance ({self.fact(signals, 'metric')} "
+                f"{self.fact(signals, 'model_score'):.2f} vs {self.fact(signals, 'chance_score'):.2f})"
+            )
         score, best = self.fact(signals, "model_score"), self.fact(signals, "best")
-        if score is None:
+        if score is None or best is None:
             return self.name
         return (
             f"The model ({self.fact(signals, 'metric')} {score:.2f}) is beaten by a simple "
@@ -96,6 +188,23 @@ class Underfitting(Rule):
         )
 
     def explanation(self, signals, artifact):
+        if self.fact(signals, "chance"):
+            if self.fact(signals, "learnable") is False:
+                return (
+                    "Measured on the test rows, the model scores no better than chance, and "
+                    "simple reference models trained on the same rows do no better. When no "
+                    "model finds any relation between features and labels, the most likely "
+                    "cause is upstream of the model: the labels no longer belong to their rows "
+                    "(a merge or join on the wrong key, a sort applied to features but not "
+                    "labels, a shifted index) or were replaced by noise. Check a handful of rows "
+                    "by hand against the source before tuning anything."
+                )
+            return (
+                "Measured on the test rows, the model scores no better than chance, while "
+                "simple reference models trained on the same rows do clearly better: the "
+                "signal is in the data but this model does not capture it (too constrained, "
+                "not trained, or fed features in a form it cannot use)."
+            )
         return (
             "Simple reference models trained on a sample of the same training data do clearly "
             "better than your model, and your model is weak on the training data too. So the "

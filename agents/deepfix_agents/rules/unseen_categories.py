@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of test rows holding a category never seen in train (worst feature) -> score
 CATEGORY_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8), (0.8, 0.9))
@@ -63,7 +64,39 @@ class UnseenCategories(Rule):
         "15% -> 0.8, 30% -> 0.9. Deepchecks' New Category / New Label Train Test corroborate."
     )
     explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
+
+    def explains_for(self, artifact):
+        """New categories explain shifted category shares, not a numeric feature that
+        moved a long way on its own (a unit change, a recalibrated sensor): then feature
+        drift is a second, independent bug and keeps its own finding."""
+        from deepfix_agents.rules.prediction_drift import large_feature_shift
+
+        if large_feature_shift(artifact) is not None:
+            return tuple(c for c in self.explains if c != "feature_drift")
+        return self.explains
     checks = ("New Category Train Test", "New Label Train Test")
+
+    def detect_runtime(self, artifact):
+        """The model (e.g. a OneHotEncoder with handle_unknown='error') crashed on a
+        category it never saw in training."""
+        for failure in crashes_for(artifact, self.id):
+            counts = failure.unseen_counts
+            column = max(counts, key=lambda c: (counts[c], c)) if counts else None
+            yield self.signal(
+                "runtime",
+                score=crash_score(failure),
+                confidence=0.85 if counts else 0.6,
+                detail=crash_detail(failure, counts, "row(s) with an unseen category"),
+                value=sum(counts.values()) or None,
+                column=column,
+                crashed=True,
+                crash_fix=(
+                    "Make the encoder tolerate new categories "
+                    "(OneHotEncoder(handle_unknown='infrequent_if_exist' or 'ignore')) and "
+                    "retrain on data that covers the categories seen in production"
+                    + (f"; {column!r} has {counts[column]} such row(s)." if column else ".")
+                ),
+            )
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
@@ -143,6 +176,10 @@ class UnseenCategories(Rule):
             )
 
     def title(self, signals, artifact):
+        if self.fact(signals, "crashed"):
+            column = self.fact(signals, "column")
+            where = f" in {column!r}" if column else ""
+            return f"The model crashes on categories never seen in training{where}"
         strongest = self.strongest(signals)
         label_share = self.fact(signals, "label_share")
         if label_share is not None and (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, pct
+from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 REGRESSOR_AS_CLASSIFIER = 0.85
 CLASSIFIER_AS_REGRESSOR = 0.85
@@ -161,19 +162,27 @@ class WrongTaskType(Rule):
             )
 
     def detect_runtime(self, artifact):
-        for failure in artifact.runtime_failures:
-            text = f"{failure.stage} {failure.exception_type} {failure.message}".lower()
-            if failure.stage.startswith("predict_proba") or any(w in text for w in _PROBA_WORDS):
-                yield self.signal(
-                    "runtime",
-                    score=PROBA_CRASH,
-                    confidence=0.35,
-                    detail=(
-                        f"{failure.stage} raised {failure.exception_type}: {failure.message[:200]}"
-                    ),
-                    crash=failure.stage,
-                )
-                return
+        for failure in crashes_for(artifact, self.id):
+            proba = failure.stage.startswith("predict_proba")
+            shape = failure.output_shape
+            yield self.signal(
+                "runtime",
+                score=PROBA_CRASH if proba and not shape else crash_score(failure),
+                confidence=0.35 if proba and not shape else 0.85,
+                detail=crash_detail(failure)
+                + (f"; output shape {tuple(shape)} for {failure.shape[:1]} rows" if shape else ""),
+                crash=failure.stage,
+                output_shape=shape,
+                crash_fix=(
+                    "Make predict return one value per row (shape (n,)): class labels for a "
+                    "classifier, numbers for a regressor; wrap the model in a pyfunc whose "
+                    "predict selects the right output."
+                    if shape or not proba else
+                    "Check that the model's predict_proba fits the task, or log it with a "
+                    "pyfunc that returns one column per class."
+                ),
+            )
+            return
 
     def title(self, signals, artifact):
         direction = self.fact(signals, "direction")
@@ -187,6 +196,12 @@ class WrongTaskType(Rule):
             classes = f" with {n} classes" if n else ""
             return f"{estimator} is a classifier{classes} evaluated on a regression task"
         crash = self.fact(signals, "crash")
+        shape = self.fact(signals, "output_shape")
+        if crash and shape:
+            return (f"The model's output does not fit the task: shape {tuple(shape)} instead "
+                    "of one value per row")
+        if crash and not crash.startswith("predict_proba"):
+            return "The model's output does not fit the task"
         if crash:
             return f"The model's probability output failed ({crash}); check that it fits the task"
         return self.name

@@ -1,0 +1,179 @@
+"""Optional learned calibration of the rules' findings.
+
+A logistic regression over per-finding signals (category, the rule's severity and
+confidence, the strongest signal's impact score, how many signals and independent
+sources agree, ...) predicts whether a finding is a true root cause. It was fitted on
+the fault-injection corpus (``mlflow_deepfix.bench.corpus``) and ships as plain JSON
+coefficients (``calibration_v<N>.json``), never a pickle.
+
+What it changes: each finding's ``confidence`` (the predicted probability), its
+``severity`` (demoted to ``low`` below the fitted ``medium_threshold``) and the order
+(by probability). What it never changes: evidence, titles, explanations and fixes
+stay the rules'.
+
+It is **off by default** (``evaluator_config["deepfix"]["calibration"] = True`` turns
+it on): its coefficients describe the rules as they were when it was fitted, so it
+must be refitted whenever a rule changes, and it was fitted on injected bugs, whose
+mix differs from any one user's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from mlflow_deepfix.schemas import CATEGORIES, SEVERITY_ORDER, Finding
+
+CALIBRATION_VERSION = 1
+#: the numeric features, in the order of the coefficients that follow the categories
+NUMERIC_FEATURES: tuple[str, ...] = (
+    "severity_level", "confidence", "max_score", "mean_score", "n_signals", "n_sources",
+    "n_evidence", "inverse_rank", "folded_symptoms", "max_signal_confidence",
+)
+
+
+def severity_level(severity: str) -> int:
+    """critical 4 ... info 0."""
+    return len(SEVERITY_ORDER) - 1 - SEVERITY_ORDER.index(severity)
+
+
+def feature_vector(
+    row: dict[str, Any], categories: tuple[str, ...] = CATEGORIES
+) -> list[float]:
+    """The model's inputs for one finding (``row`` as made by
+    :func:`finding_row`): category one-hot over ``categories`` (the list the model was
+    fitted on: a category added later gets no category term), then
+    :data:`NUMERIC_FEATURES`."""
+    onehot = [1.0 if row["category"] == c else 0.0 for c in categories]
+    numeric = [
+        float(severity_level(row["severity"])), float(row["confidence"]),
+        float(row["max_score"]), float(row["mean_score"]),
+        math.log1p(float(row["n_signals"])), float(row["n_sources"]),
+        math.log1p(float(row["n_evidence"])), 1.0 / max(1, int(row["rank"])),
+        float(row["folded_symptoms"]), float(row["max_signal_confidence"]),
+    ]
+    return onehot + numeric
+
+
+def finding_row(finding: Finding, signals: list[Any]) -> dict[str, Any]:
+    """The per-finding signals the model reads (``signals``: the diagnosis' signals)."""
+    own = [s for s in signals if s.category == finding.category]
+    return {
+        "category": finding.category,
+        "severity": finding.severity,
+        "confidence": float(finding.confidence),
+        "rank": finding.rank,
+        "n_evidence": len(finding.evidence),
+        "n_sources": len({e.source for e in finding.evidence}),
+        "n_signals": len(own),
+        "max_score": max((s.score for s in own), default=0.0),
+        "mean_score": (sum(s.score for s in own) / len(own)) if own else 0.0,
+        "max_signal_confidence": max((s.confidence for s in own), default=0.0),
+        "folded_symptoms": sum(1 for e in finding.evidence if e.detail.startswith("symptom (")),
+    }
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Coefficients of the logistic model plus the severity threshold."""
+
+    version: int
+    categories: tuple[str, ...]
+    numeric_features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    medium_threshold: float
+    fitted_on: str = ""
+
+    def probability(self, row: dict[str, Any]) -> float:
+        x = feature_vector(row, self.categories)
+        z = self.intercept
+        for xi, m, s, w in zip(x, self.mean, self.scale, self.coef):
+            z += w * (xi - m) / s
+        return 1.0 / (1.0 + math.exp(-max(-35.0, min(35.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version, "categories": list(self.categories),
+            "numeric_features": list(self.numeric_features), "mean": list(self.mean),
+            "scale": list(self.scale), "coef": list(self.coef), "intercept": self.intercept,
+            "medium_threshold": self.medium_threshold, "fitted_on": self.fitted_on,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Calibration:
+        if data.get("version") != CALIBRATION_VERSION:
+            raise ValueError(
+                f"calibration file version {data.get('version')!r} is not supported; "
+                f"expected {CALIBRATION_VERSION}"
+            )
+        unknown = sorted(set(data["categories"]) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"calibration file names unknown categories {unknown}")
+        n = len(data["categories"]) + len(data["numeric_features"])
+        for key in ("mean", "scale", "coef"):
+            if len(data[key]) != n:
+                raise ValueError(f"calibration file: {key} has {len(data[key])} values, "
+                                 f"expected {n}")
+        # one-hot terms follow the file's own category list: a category added after the
+        # fit gets no category term (see feature_vector)
+        return cls(
+            version=data["version"], categories=tuple(data["categories"]),
+            numeric_features=tuple(data["numeric_features"]),
+            mean=tuple(data["mean"]), scale=tuple(data["scale"]),
+            coef=tuple(data["coef"]), intercept=float(data["intercept"]),
+            medium_threshold=float(data["medium_threshold"]),
+            fitted_on=str(data.get("fitted_on", "")),
+        )
+
+
+@lru_cache(maxsize=1)
+def shipped_calibration() -> Calibration:
+    """The calibration file shipped with the package."""
+    text = (resources.files(__package__) / f"calibration_v{CALIBRATION_VERSION}.json").read_text(
+        encoding="utf-8")
+    return Calibration.from_json(json.loads(text))
+
+
+def calibrated_severity(rules_severity: str, probability: float, threshold: float) -> str:
+    """The rules' severity, demoted to ``low`` when the model gives the finding less
+    than ``threshold``: a finding unlikely to be a real root cause does not warn."""
+    if probability < threshold and severity_level(rules_severity) > severity_level("low"):
+        return "low"
+    return rules_severity
+
+
+def apply_calibration(rows: list[dict[str, Any]], calibration: Calibration) -> list[dict[str, Any]]:
+    """Calibrated copies of finding rows, re-ranked by probability (stable on ties)."""
+    out = []
+    for row in rows:
+        p = calibration.probability(row)
+        out.append({**row, "probability": p,
+                    "severity": calibrated_severity(row["severity"], p,
+                                                    calibration.medium_threshold),
+                    "confidence": round(p, 4)})
+    out.sort(key=lambda r: (-r["probability"], r["rank"]))
+    return [{**r, "rank": i} for i, r in enumerate(out, start=1)]
+
+
+def calibrate_findings(findings: list[Finding], signals: list[Any],
+                       calibration: Calibration | None = None) -> list[Finding]:
+    """The reasoner's hook: set confidence, severity and order of ``findings``."""
+    if not findings:
+        return findings
+    calibration = calibration or shipped_calibration()
+    rows = [finding_row(f, signals) for f in findings]
+    by_category = {f.category: f for f in findings}
+    calibrated = apply_calibration(rows, calibration)
+    return [
+        by_category[r["category"]].model_copy(
+            update={"severity": r["severity"], "confidence": r["confidence"], "rank": r["rank"]}
+        )
+        for r in calibrated
+    ]

@@ -1,0 +1,101 @@
+"""Which category a crash of the model belongs to: one answer per crash.
+
+A failing ``predict`` / ``predict_proba`` is always a finding, in the most specific
+category its runtime evidence supports (checked in this order): expected columns that
+are absent -> ``schema_mismatch``; an output of the wrong shape or type ->
+``wrong_task_type``; categories never seen in training -> ``unseen_categories``; NaN
+input -> ``missing_values``; infinite input -> ``outliers``; text where numbers are
+expected, or a dtype complaint -> ``data_type_issues``; anything else ->
+``schema_mismatch`` (the inputs do not fit what the model expects). Each rule's
+``detect_runtime`` yields only for the crashes classified to its own id, so one crash
+never becomes two competing findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from mlflow_deepfix.schemas import ArtifactData, RuntimeFailure
+
+#: the model's predictions are unusable: every model check is lost
+PREDICT_CRASH_SCORE = 0.95
+#: only probabilities failed: labels and most checks still work
+PROBA_CRASH_SCORE = 0.3
+
+_OUTPUT_WORDS = ("one value per row", "expected rows x classes", "model output", "returned")
+_UNSEEN_WORDS = ("unknown categor", "unseen", "found unknown", "previously unseen",
+                 "not seen during fit", "unknown label")
+_NAN_WORDS = ("nan", "missing value", "null")
+_INF_WORDS = ("inf", "too large", "overflow")
+_TYPE_WORDS = ("could not convert", "convert", "dtype", "invalid literal", "unsupported operand",
+               "cannot cast", "not supported between", "must be real number", "incompatible",
+               "type", "str", "expected numeric", "not a number", "float")
+_COLUMN_WORDS = ("column", "feature", "not in index", "keyerror", "schema", "names")
+
+
+def missing_columns(failure: RuntimeFailure) -> list[str]:
+    given = set(failure.given_columns)
+    return [c for c in failure.expected_columns if c not in given]
+
+
+def classify(failure: RuntimeFailure) -> str:
+    """The category id of one crash (see the module docstring for the order)."""
+    text = f"{failure.exception_type} {failure.message}".lower()
+    if failure.stage.startswith("predict_proba") and not failure.output_shape:
+        return "wrong_task_type"
+    if missing_columns(failure):
+        return "schema_mismatch"
+    if failure.output_shape or failure.exception_type == "ModelOutputError" or any(
+        w in text for w in _OUTPUT_WORDS
+    ):
+        return "wrong_task_type"
+    if any(w in text for w in _UNSEEN_WORDS) or (
+        failure.unseen_counts and "categor" in text
+    ):
+        return "unseen_categories"
+    if failure.nan_counts and any(w in text for w in _NAN_WORDS):
+        return "missing_values"
+    if failure.inf_counts and any(w in text for w in _INF_WORDS):
+        return "outliers"
+    if failure.non_numeric_counts and (
+        failure.exception_type in ("ValueError", "TypeError")
+        or any(w in text for w in _TYPE_WORDS)
+    ):
+        return "data_type_issues"
+    if any(w in text for w in _TYPE_WORDS[:9]):
+        return "data_type_issues"
+    if failure.unseen_counts:
+        return "unseen_categories"
+    if failure.nan_counts and not any(w in text for w in _COLUMN_WORDS):
+        return "missing_values"
+    return "schema_mismatch"
+
+
+def crashes_for(artifact: ArtifactData, category: str) -> Iterable[RuntimeFailure]:
+    """The crashes of ``artifact`` classified to ``category``."""
+    for failure in artifact.runtime_failures:
+        if classify(failure) == category:
+            yield failure
+
+
+def crash_score(failure: RuntimeFailure) -> float:
+    """Impact: a failed ``predict`` loses every prediction, a failed ``predict_proba``
+    only the probability-based checks."""
+    return PROBA_CRASH_SCORE if failure.stage.startswith("predict_proba") else PREDICT_CRASH_SCORE
+
+
+def crash_detail(failure: RuntimeFailure, columns: dict[str, int] | None = None,
+                 what: str = "") -> str:
+    """The evidence line: stage, exception, the columns involved with dtypes and counts."""
+    detail = f"{failure.stage} raised {failure.exception_type}"
+    if failure.message:
+        detail += f": {failure.message[:200]}"
+    if columns:
+        shown = sorted(columns.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        parts = [
+            f"{name!r} ({failure.given_types.get(name, '?')}, {count} {what})".replace(" )", ")")
+            for name, count in shown
+        ]
+        more = f" and {len(columns) - 5} more" if len(columns) > 5 else ""
+        detail += "; columns involved: " + ", ".join(parts) + more
+    return detail

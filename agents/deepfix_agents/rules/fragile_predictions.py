@@ -1,0 +1,145 @@
+"""fragile_predictions: predictions that change under small, realistic input changes.
+
+Evidence is the testing step's perturbation probe (``artifact.robustness``): on a
+bounded sample of evaluation rows, each input is nudged within a small fraction of its
+natural spread (or, for text and images, given a typo, a case change, a brighter
+exposure...) and we count how many predictions change. Any model has rows near its
+decision boundary, so a few percent of flips is normal; the severity grows with the
+flip rate of the most fragile input and with the score lost when every input is nudged
+together, which is the harm a user sees when production inputs are a little noisier
+than the test set.
+"""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: flip rate of the most fragile single input -> score
+FLIP_SCORE = ((0.08, 0.0), (0.15, 0.3), (0.25, 0.5), (0.4, 0.68), (0.6, 0.82))
+#: score (accuracy / R^2) lost with every input nudged at once -> score
+DROP_SCORE = ((0.03, 0.0), (0.06, 0.3), (0.1, 0.45), (0.2, 0.65), (0.35, 0.8))
+#: inputs named in the title and evidence
+SHOWN = 3
+
+
+@register_rule
+class FragilePredictions(Rule):
+    id = "fragile_predictions"
+    name = "Predictions flip under small input changes"
+    detects = (
+        "Predictions that change when inputs are perturbed by amounts a real input could "
+        "vary by: a few percent of a feature's spread, a neighbouring category level, a typo, "
+        "a change of case or punctuation, a slightly brighter or shifted image."
+    )
+    why = (
+        "The same case gets a different answer depending on measurement noise or how it was "
+        "typed. Test accuracy does not show it because the test set was recorded like the "
+        "training set; production inputs rarely are. It usually means the model keys on "
+        "details finer than the signal (codes treated as numbers, case-sensitive tokens, "
+        "sharp thresholds on noisy readings)."
+    )
+    example = (
+        "A churn model treats a 3-digit region code as a number: moving the code from 412 to "
+        "415 (a neighbouring, unrelated region) flips 35% of predictions; a sentiment model "
+        "built without lower-casing flips 40% of reviews when they are written in capitals."
+    )
+    fixes = (
+        "Encode codes and identifiers as categories (`OneHotEncoder`, `TargetEncoder`), not as "
+        "numbers whose order means nothing.",
+        "Normalise inputs the way production will send them: lower-case and strip text "
+        "(`TfidfVectorizer(lowercase=True, strip_accents='unicode')`), trim/case-fold "
+        "categories, round readings to their real precision.",
+        "Train with the perturbations as augmentation (noise within the measurement error, "
+        "typos, brightness/contrast/shift) and regularise the model (fewer/shallower trees, "
+        "larger `min_samples_leaf`, stronger penalty) so that its decision is smooth.",
+        "Add a robustness test to CI: perturb a fixed sample and fail when more than a few "
+        "percent of predictions flip.",
+    )
+    modality_fixes = {
+        "text": (
+            "Normalise texts before the model: lower-case, strip punctuation and repeated "
+            "whitespace (`TfidfVectorizer(lowercase=True)`, a tokenizer that ignores case).",
+            "Augment training texts with typos and case variants, or use character n-grams "
+            "(`analyzer='char_wb'`) that survive small spelling changes.",
+            "Add a robustness test to CI: perturb a fixed sample of texts and fail when more "
+            "than a few percent of predictions flip.",
+        ),
+        "image": (
+            "Augment training images with brightness, contrast and small shifts "
+            "(`RandomAffine`, `ColorJitter`) and normalise each image (per-image "
+            "standardisation) before the model.",
+            "Prefer models with built-in translation tolerance (convolutions, pooling) over "
+            "raw-pixel linear models.",
+            "Add a robustness test to CI: perturb a fixed sample of images and fail when more "
+            "than a few percent of predictions flip.",
+        ),
+    }
+    severity_policy = (
+        "Flip rate of the most fragile input, each input perturbed on its own on at most 500 "
+        "evaluation rows: 8% -> 0, 15% -> 0.3, 25% -> 0.5, 40% -> 0.68, 60% -> 0.82; or the "
+        "score (accuracy, R^2) lost with every input perturbed at once: 0.03 -> 0, 0.06 -> "
+        "0.3, 0.1 -> 0.45, 0.2 -> 0.65, 0.35 -> 0.8; the larger counts. Regression counts a "
+        "prediction as flipped when it moves by more than 0.2 x std(target)."
+    )
+    explains = ()
+
+    def detect_model(self, artifact):
+        summary = artifact.robustness
+        if summary is None or not summary.features:
+            return
+        worst = summary.features[0]
+        flip_score = interp(worst.flip_rate, FLIP_SCORE)
+        drop_score = interp(summary.score_drop or 0.0, DROP_SCORE)
+        score = max(flip_score, drop_score)
+        if score <= 0:
+            return
+        fragile = [f for f in summary.features if interp(f.flip_rate, FLIP_SCORE) > 0][:SHOWN]
+        fragile = fragile or [worst]
+        yield self.signal(
+            "model",
+            score=score,
+            confidence=0.8 if summary.n_rows >= 200 else 0.6,
+            detail=(
+                f"{pct(worst.flip_rate)} of {summary.n_rows} sampled predictions change when "
+                f"{worst.feature!r} gets {worst.perturbation}; with every input perturbed "
+                f"{pct(summary.flip_rate)} change and {summary.metric} drops by "
+                f"{summary.score_drop or 0.0:.3f}"
+            ),
+            value=worst.flip_rate,
+            fragile=[f.feature for f in fragile],
+            flip_rate=worst.flip_rate,
+            perturbation=worst.perturbation,
+            score_drop=summary.score_drop,
+            metric=summary.metric,
+        )
+        for item in fragile[1:]:
+            yield self.signal(
+                "model",
+                score=interp(item.flip_rate, FLIP_SCORE),
+                confidence=0.6,
+                detail=f"{pct(item.flip_rate)} of predictions change when {item.feature!r} "
+                f"gets {item.perturbation}",
+                value=item.flip_rate,
+            )
+
+    def title(self, signals, artifact):
+        fragile = self.fact(signals, "fragile") or []
+        rate = self.fact(signals, "flip_rate")
+        if not fragile or rate is None:
+            return self.name
+        names = ", ".join(repr(f) for f in fragile)
+        return f"{pct(rate)} of predictions flip under small changes of {names}"
+
+    def explanation(self, signals, artifact):
+        fragile = self.fact(signals, "fragile") or []
+        drop = self.fact(signals, "score_drop") or 0.0
+        metric = self.fact(signals, "metric") or "score"
+        return (
+            "Small changes that real inputs undergo (a few percent of a feature's usual "
+            "spread, a neighbouring category, a typo or a brighter image) change many of the "
+            f"model's answers; the most fragile inputs are {', '.join(map(repr, fragile))}. "
+            f"With every input nudged at once the {metric} drops by {drop:.3f}. The test "
+            "score looks fine only because the test set was recorded exactly like the "
+            "training set; decisions that hinge on such details will not be reproducible."
+        )

@@ -1,0 +1,141 @@
+"""group_disparity: the model serves the groups of a sensitive feature unequally.
+
+Only the columns the user names in ``sensitive_features`` are examined; without the key
+nothing about groups of people is measured or reported. Evidence is the testing step's
+group table (``artifact.fairness``): the equalized odds difference (largest gap in true
+or false positive rate between groups), the accuracy gap and the demographic parity
+difference (selection-rate gap), each scored by the *lower end* of its 95% interval so
+a small group's noise is not read as a disparity. A selection-rate gap no larger than
+the gap in actual positives mirrors the labels and is not counted on its own.
+"""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: lower end of the interval of the equalized odds / accuracy gap -> score
+GAP_SCORE = ((0.0, 0.0), (0.05, 0.3), (0.1, 0.45), (0.2, 0.65), (0.35, 0.82))
+#: selection-rate gap beyond the base-rate gap (lower end) -> score
+PARITY_SCORE = ((0.0, 0.0), (0.1, 0.3), (0.2, 0.45), (0.3, 0.6))
+
+
+@register_rule
+class GroupDisparity(Rule):
+    id = "group_disparity"
+    name = "The model treats groups of people unequally"
+    detects = (
+        "Gaps between the groups of a column named in `sensitive_features` (sex, age band, "
+        "region...): in true or false positive rates (equalized odds difference), accuracy, "
+        "or selection rate beyond what the labels themselves differ by (demographic parity "
+        "difference), each with a 95% interval."
+    )
+    why = (
+        "A model that misses more of one group's positives, or flags more of its negatives, "
+        "hands that group worse decisions; it can be unlawful (credit, hiring, housing) and "
+        "erodes trust. Averages hide it, and removing the sensitive column does not remove "
+        "proxies of it."
+    )
+    example = (
+        "A loan model approves 31% of applicants over 60 and 52% of the others although "
+        "both groups repay equally often: its true positive rate differs by 0.24 (95% "
+        "interval 0.15-0.33)."
+    )
+    fixes = (
+        "Find where the gap comes from: per-group error analysis, representation of each "
+        "group in training, features that act as proxies (postcode, first name), labels that "
+        "encode past decisions.",
+        "Mitigate and measure again: reweight or resample the under-served group, train "
+        "with a fairness constraint (`fairlearn.reductions.ExponentiatedGradient` with "
+        "`EqualizedOdds`), or post-process thresholds per group "
+        "(`fairlearn.postprocessing.ThresholdOptimizer`), after checking what the law "
+        "allows for your use case.",
+        "Report the per-group rates with their intervals next to the overall score, and "
+        "gate releases on the equalized odds difference.",
+    )
+    severity_policy = (
+        "Per sensitive feature, groups with >= 30 rows: lower end of the 95% interval "
+        "(Newcombe) of the equalized odds difference or of the accuracy gap: 0 -> 0, 0.05 -> "
+        "0.3, 0.1 -> 0.45, 0.2 -> 0.65, 0.35 -> 0.82; demographic parity difference counted "
+        "beyond the base-rate difference: 0.1 -> 0.3, 0.2 -> 0.45, 0.3 -> 0.6. The worst "
+        "feature and metric count. Nothing without `sensitive_features`."
+    )
+
+    def detect_model(self, artifact):
+        summary = artifact.fairness
+        if summary is None:
+            return
+        for item in summary.features:
+            candidates = []
+            if item.equalized_odds_low is not None:
+                candidates.append(
+                    (interp(item.equalized_odds_low, GAP_SCORE), "equalized odds difference",
+                     item.equalized_odds_difference, item.equalized_odds_low)
+                )
+            if item.accuracy_difference_low is not None:
+                candidates.append(
+                    (interp(item.accuracy_difference_low, GAP_SCORE), "accuracy gap",
+                     item.accuracy_difference, item.accuracy_difference_low)
+                )
+            if item.demographic_parity_low is not None:
+                beyond = item.demographic_parity_low - abs(item.base_rate_difference or 0.0)
+                candidates.append(
+                    (interp(beyond, PARITY_SCORE), "demographic parity difference",
+                     item.demographic_parity_difference, item.demographic_parity_low)
+                )
+            if not candidates:
+                continue
+            score, metric, gap, low = max(candidates, key=lambda c: (c[0], c[1]))
+            if score <= 0:
+                continue
+            groups = {g.group: g for g in item.groups}
+            worst, best = groups.get(item.worst_group), groups.get(item.best_group)
+            rates = ", ".join(
+                f"{g.group}: n={g.n_rows}, accuracy {g.accuracy:.2f}"
+                + (f", TPR {g.tpr:.2f}" if g.tpr is not None else "")
+                + (f", FPR {g.fpr:.2f}" if g.fpr is not None else "")
+                + (f", selected {pct(g.selection_rate)}" if g.selection_rate is not None else "")
+                for g in (worst, best) if g is not None
+            )
+            yield self.signal(
+                "model",
+                score=score,
+                confidence=0.8 if min(g.n_rows for g in item.groups) >= 100 else 0.65,
+                detail=(
+                    f"{item.feature!r}: {metric} {gap:.3f} (95% interval from {low:.3f}); "
+                    f"{rates}" + ("" if item.model_sees_it else "; the model does not read "
+                                  "this column (a proxy carries it)")
+                ),
+                value=gap,
+                feature=item.feature,
+                metric=metric,
+                gap=gap,
+                low=low,
+                worst=item.worst_group,
+                best=item.best_group,
+                sees=item.model_sees_it,
+            )
+
+    def title(self, signals, artifact):
+        feature, metric, gap = (self.fact(signals, k) for k in ("feature", "metric", "gap"))
+        if feature is None:
+            return self.name
+        worst, best = self.fact(signals, "worst"), self.fact(signals, "best")
+        between = f" (worst: {worst}, best: {best})" if worst and best else ""
+        return f"Across {feature!r} groups the model's {metric} is {gap:.2f}{between}"
+
+    def explanation(self, signals, artifact):
+        feature = self.fact(signals, "feature")
+        sees = self.fact(signals, "sees")
+        proxy = (
+            "" if sees else
+            " The model does not read this column itself, so other features act as proxies "
+            "for it; dropping the column would not help."
+        )
+        return (
+            f"The model's errors are not spread evenly over the groups of {feature!r}: one "
+            "group gets its positives missed or its negatives flagged noticeably more often, "
+            "beyond what the groups' sizes can explain by chance (the gap's 95% interval "
+            f"excludes small values).{proxy} Check the groups' representation and labels "
+            "in training before choosing a mitigation."
+        )

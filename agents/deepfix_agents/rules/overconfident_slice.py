@@ -1,0 +1,159 @@
+"""overconfident_slice: a slice of the data where the model is confidently wrong.
+
+A new category rather than more ``poor_calibration`` evidence, because the cause and
+the fix differ: a global calibration error is fixed by recalibrating every probability,
+while a model that is well calibrated on average but sure and wrong on one group
+(``age > 62 and smoker = yes``) needs that group fixed (data, features, an
+interaction), and a global recalibration would hide it. Evidence is the testing step's
+slice search (``artifact.confidence``); a slice counts when the Wilson interval of its
+confident-error rate lies above the overall rate. Needlessly unsure slices are reported
+too, never above ``low``: hedging costs review time, not wrong decisions.
+"""
+
+from __future__ import annotations
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
+
+#: lower bound of the slice's confident-error rate minus the overall rate -> score
+#: (an excess of 0.1 is ten more wrong answers in every hundred trusted ones)
+EXCESS_SCORE = ((0.03, 0.0), (0.1, 0.45), (0.2, 0.6), (0.35, 0.75), (0.5, 0.85))
+#: the slice's share of the evaluation rows -> multiplier
+SIZE_FACTOR = ((0.02, 0.2), (0.05, 0.6), (0.1, 0.9), (0.2, 1.0))
+#: an underconfident slice is at most low
+UNDERCONFIDENT_CAP = 0.35
+UNDER_SCORE = ((0.1, 0.0), (0.2, 0.2), (0.35, 0.35))
+#: the slice holds this share of all confident errors -> it explains poor calibration
+EXPLAINS_CALIBRATION = 0.5
+
+
+@register_rule
+class OverconfidentSlice(Rule):
+    id = "overconfident_slice"
+    name = "The model is confidently wrong on a slice of the data"
+    detects = (
+        "A slice of the evaluation data, described by one or two feature conditions, where a "
+        "large share of the predictions made with high confidence are wrong (or, reported at "
+        "low severity, where the model hedges although it is almost always right)."
+    )
+    why = (
+        "High-confidence predictions are the ones people and systems act on without review. "
+        "A group on which the model is sure and wrong gets wrong decisions automatically; an "
+        "overall calibration score averages it away, and recalibrating all probabilities "
+        "does not fix it."
+    )
+    example = (
+        "A readmission model is well calibrated overall, but for 'age > 62 and smoker = yes' "
+        "40% of its predictions above 0.8 confidence are wrong: the training data held few "
+        "such patients and the model extrapolates a pattern that reverses for them."
+    )
+    fixes = (
+        "Look at the slice's rows: collect or label more of them, and check whether a feature "
+        "or an interaction that describes the slice is missing (a linear or additive model "
+        "cannot express 'the effect reverses when both hold': add the interaction or use a "
+        "model that can).",
+        "Until fixed, route the slice to review or abstain: lower the confidence of "
+        "predictions in the slice, or calibrate per slice (`CalibratedClassifierCV` fitted on "
+        "the slice's held-out rows).",
+        "Add the slice to the evaluation: report the confident-error rate per slice next to "
+        "the overall score and gate releases on it.",
+    )
+    severity_policy = (
+        "Lower end of the Wilson interval of the slice's confident-error rate (top probability"
+        " >= 0.8) minus the rate expected from the confident-error rate of each predicted "
+        "class outside the slice: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
+        "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
+        "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
+        "Underconfident slices (mean top probability < 0.65 while the lower end of the "
+        "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low."
+    )
+    explains = ("weak_segment", "poor_calibration")
+
+    def detect_model(self, artifact):
+        summary = artifact.confidence
+        if summary is None:
+            return
+        for item in summary.slices[:3]:
+            if item.kind == "overconfident":
+                excess = item.rate_low - item.overall_rate
+                score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
+                detail = (
+                    f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
+                    f"{item.n_confident} confident predictions wrong (95% interval "
+                    f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
+                    "expected from the same classes elsewhere"
+                )
+            else:
+                score = min(
+                    interp(item.rate_low - item.mean_confidence, UNDER_SCORE),
+                    UNDERCONFIDENT_CAP,
+                )
+                detail = (
+                    f"{item.description} ({pct(item.share)} of rows): mean confidence "
+                    f"{item.mean_confidence:.2f} but {pct(item.rate)} of predictions right"
+                )
+            if score <= 0:
+                continue
+            yield self.signal(
+                "model",
+                score=score,
+                confidence=0.75 if item.n_confident >= 60 or item.kind == "underconfident" else 0.6,
+                detail=detail,
+                value=item.rate,
+                slice=item.description,
+                slice_features=item.features,
+                kind=item.kind,
+                rate=item.rate,
+                overall=item.overall_rate,
+                share=item.share,
+                share_of_errors=item.share_of_confident_errors,
+            )
+
+    def explains_for(self, artifact):
+        """Weak segments on the slice's features, and poor calibration when the slice
+        holds most of the confident errors: one cause, not three findings."""
+        summary = artifact.confidence
+        top = next(
+            (s for s in (summary.slices if summary else []) if s.kind == "overconfident"), None
+        )
+        if top is None:
+            return ()
+        explained = []
+        segments = [f"{s.feature} = {s.value}" for s in artifact.performance.segments]
+        check = artifact.check("Weak Segments Performance")
+        if check is not None:
+            segments += [v for k, v in check.details.items() if "segment" in k]
+        if any(f in text for f in top.features for text in segments):
+            explained.append("weak_segment")
+        if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION:
+            explained.append("poor_calibration")
+        return tuple(explained)
+
+    def title(self, signals, artifact):
+        where = self.fact(signals, "slice")
+        if where is None:
+            return self.name
+        rate, share = self.fact(signals, "rate"), self.fact(signals, "share")
+        if self.fact(signals, "kind") == "underconfident":
+            return f"On {where} ({pct(share)} of rows) the model hedges although {pct(rate)} of its answers are right"
+        return (
+            f"On {where} ({pct(share)} of rows) {pct(rate)} of the model's confident "
+            "predictions are wrong"
+        )
+
+    def explanation(self, signals, artifact):
+        where = self.fact(signals, "slice") or "one slice"
+        if self.fact(signals, "kind") == "underconfident":
+            return (
+                f"On {where} the model's probabilities stay low although it is almost always "
+                "right: its answers there get reviewed or discarded for nothing. Recalibrating "
+                "on held-out data (or per slice) would let them through."
+            )
+        overall = self.fact(signals, "overall") or 0.0
+        return (
+            f"On {where} the model makes many mistakes while reporting high confidence, far "
+            f"more than the {pct(overall)} of confident predictions that are wrong overall. "
+            "Those are the predictions that are acted on without review. The model has likely "
+            "learned a pattern that does not hold for this group (too few of its rows in "
+            "training, or an interaction the model cannot express)."
+        )

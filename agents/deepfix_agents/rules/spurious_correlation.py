@@ -1,0 +1,144 @@
+"""spurious_correlation: a feature whose relation to the label holds in training but not
+in the evaluation data.
+
+A split-layer category: like label and feature drift it is found only by comparing the
+splits, and it says the training sample is not representative of what the model will
+meet, in a way drift statistics miss: the feature's own distribution can stay put while
+its link to the label flips or vanishes (a shortcut of the training data). Evidence is
+``artifact.spurious``: per important feature, the model-free association with the label
+in each split with a bootstrap interval of its change, the marginal shift, and how much
+the model's score depends on the feature in each split. The harm is the reliance the
+model loses: shuffle importance on training minus on evaluation. When the feature's
+distribution shifted as well, drift is the likelier reading and the score is halved.
+"""
+
+from __future__ import annotations
+
+import math
+
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp
+
+#: shuffle importance on train minus on test (score units) -> score
+RELIANCE_SCORE = ((0.02, 0.0), (0.05, 0.3), (0.1, 0.5), (0.2, 0.7), (0.3, 0.85))
+#: minimum |association| in training for a relation to be called one
+MIN_ASSOCIATION = 0.1
+#: marginal shift (KS / total variation) above which drift is the likelier reading
+DRIFT_SHIFT = 0.2
+DRIFT_FACTOR = 0.5
+
+
+def broken(item) -> bool:
+    """The association weakened (or flipped) beyond its bootstrap interval."""
+    if abs(item.association_train) < MIN_ASSOCIATION:
+        return False
+    sign = math.copysign(1.0, item.association_train)
+    # the change interval must lie on the weakening side of zero
+    return item.change_high < 0 if sign > 0 else item.change_low > 0
+
+
+@register_rule
+class SpuriousCorrelation(Rule):
+    id = "spurious_correlation"
+    name = "A feature's link to the label does not carry over from training"
+    detects = (
+        "A feature strongly tied to the label in the training data whose tie is much weaker, "
+        "absent or reversed in the evaluation data, although its own distribution may not "
+        "have changed, and that the model relies on."
+    )
+    why = (
+        "The model learned a shortcut that happened to hold in the training sample (a "
+        "collection artefact, a site or device that coincided with the outcome, a proxy that "
+        "stopped working). It scores well in training and on data collected the same way, "
+        "and fails as soon as the shortcut breaks. Drift checks do not see it because the "
+        "feature itself looks the same."
+    )
+    example = (
+        "In the training data, scans from hospital B were mostly positive, so the model "
+        "learned 'device = B -> disease'; in the evaluation data device B is used as often as "
+        "before but for everyone, and the model's accuracy drops from 0.91 to 0.72."
+    )
+    fixes = (
+        "Find out why the feature predicted the label in training (how and where the rows "
+        "were collected and labelled); drop it, or collect training data in which the "
+        "shortcut does not hold.",
+        "Make training look like deployment: sample (or reweight) training rows so that the "
+        "feature and the label are independent where they should be, or group the split "
+        "by the source (`GroupKFold`, `GroupShuffleSplit`) so validation sees the break.",
+        "Prefer features with a causal or stable link to the label; add a per-source "
+        "evaluation to CI so that a broken relation fails a check.",
+    )
+    severity_policy = (
+        "Per feature (the 10 most important, at most 500 rows per split): counted when "
+        "|association| in training >= 0.1 and the 95% bootstrap interval of its change lies "
+        "on the weakening side of zero (bootstrap standard error, Bonferroni-widened for the "
+        "features tested). Score from the shuffle importance on training minus on evaluation "
+        "(accuracy or R^2), less the median of that gap over the features (what an overfit "
+        "model loses on every feature): 0.02 -> 0, 0.05 -> 0.3, 0.1 -> 0.5, 0.2 -> 0.7, "
+        "0.3 -> 0.85; x0.5 when the feature's own distribution moved (KS or total variation "
+        ">= 0.2: drift is then the likelier reading)."
+    )
+    explains = ("overfitting", "weak_segment", "underfitting", "prediction_drift")
+
+    def detect_model(self, artifact):
+        summary = artifact.spurious
+        if summary is None:
+            return
+        for item in summary.features:
+            if not broken(item):
+                continue
+            # beyond what every feature loses when the model merely fits training better
+            loss = item.importance_train - item.importance_test - max(
+                summary.typical_importance_gap, 0.0
+            )
+            score = interp(loss, RELIANCE_SCORE)
+            drifted = item.marginal_shift >= DRIFT_SHIFT
+            if drifted:
+                score *= DRIFT_FACTOR
+            if score <= 0:
+                continue
+            yield self.signal(
+                "model",
+                score=score,
+                confidence=0.55 if drifted else 0.8,
+                detail=(
+                    f"{item.feature!r}: association with the label {item.association_train:+.2f}"
+                    f" in training vs {item.association_test:+.2f} in evaluation (change "
+                    f"interval {item.change_low:+.2f} to {item.change_high:+.2f}); the feature's"
+                    f" own shift {item.marginal_shift:.2f}; shuffling it costs the model "
+                    f"{item.importance_train:.3f} {summary.metric} on training, "
+                    f"{item.importance_test:.3f} on evaluation"
+                ),
+                value=loss,
+                feature=item.feature,
+                train=item.association_train,
+                test=item.association_test,
+                shift=item.marginal_shift,
+                drifted=drifted,
+            )
+
+    def title(self, signals, artifact):
+        feature = self.fact(signals, "feature")
+        if feature is None:
+            return self.name
+        a, b = self.fact(signals, "train"), self.fact(signals, "test")
+        return (
+            f"{feature!r} predicts the label in training ({a:+.2f}) but not in the evaluation "
+            f"data ({b:+.2f})"
+        )
+
+    def explanation(self, signals, artifact):
+        feature = self.fact(signals, "feature")
+        shift = self.fact(signals, "shift") or 0.0
+        drift = (
+            f"Its own distribution barely moved (shift {shift:.2f}), so this is not ordinary "
+            "drift: the relation itself broke."
+            if not self.fact(signals, "drifted")
+            else f"Its distribution moved too (shift {shift:.2f}); drift may be part of the story."
+        )
+        return (
+            f"In the training data {feature!r} went together with the label, and the model "
+            "learned to rely on it. In the evaluation data that relation is much weaker or "
+            f"reversed, so the reliance costs accuracy. {drift} A shortcut of the training "
+            "sample is the usual cause."
+        )

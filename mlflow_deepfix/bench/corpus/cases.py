@@ -1,0 +1,302 @@
+"""Case specs and their deterministic generation, building and harm measurement.
+
+A case is ``<category>.<dataset>.<model>.<magnitude>.s<seed>`` (two-bug cases join
+two categories and two magnitudes with ``+``; clean controls are
+``clean.<dataset>.<model>.none.s<seed>``). :func:`generate_cases` picks, for every
+category, dataset x model x magnitude combinations in a round-robin over the datasets
+the injector applies to, so that every category is spread over as many datasets as
+possible and the counts stay balanced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.bench.corpus.datasets import DATASETS, load_dataset
+from mlflow_deepfix.bench.corpus.injectors import INJECTORS
+from mlflow_deepfix.bench.corpus.models import MODEL_FAMILIES
+from mlflow_deepfix.bench.corpus.workflow import Served, Workflow, fit_and_serve, new_workflow
+
+logger = logging.getLogger(__name__)
+
+#: bump when the generated cases change (a new injector, other magnitudes ...)
+CORPUS_VERSION = "1"
+
+#: buggy cases per category in the full corpus
+PER_CATEGORY = 24
+#: pairs of independent injectors planted together
+TWO_BUG_PAIRS: tuple[tuple[str, str], ...] = (
+    ("duplicate_samples", "train_test_overlap"),
+    ("feature_drift", "unseen_categories"),
+    ("missing_values", "outliers"),
+    ("target_leakage", "class_imbalance"),
+    ("label_drift", "constant_feature"),
+    ("data_type_issues", "feature_drift"),
+    ("conflicting_labels", "split_size_mismatch"),
+    ("identifier_leakage", "missing_values"),
+    ("outliers", "weak_segment"),
+    ("unused_features", "train_test_overlap"),
+)
+PER_PAIR = 6
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """What to build: the planted categories (empty for a clean control) and where."""
+
+    categories: tuple[str, ...]
+    dataset: str
+    model: str
+    magnitudes: tuple[str, ...]
+    seed: int = 0
+
+    @property
+    def id(self) -> str:
+        cat = "+".join(self.categories) or "clean"
+        mag = "+".join(self.magnitudes) or "none"
+        return f"{cat}.{self.dataset}.{self.model}.{mag}.s{self.seed}"
+
+    @property
+    def kind(self) -> str:
+        return {0: "clean", 1: "single"}.get(len(self.categories), "two_bug")
+
+    @classmethod
+    def from_id(cls, case_id: str) -> CaseSpec:
+        cat, dataset, model, mag, seed = case_id.split(".")
+        categories = () if cat == "clean" else tuple(cat.split("+"))
+        magnitudes = () if mag == "none" else tuple(mag.split("+"))
+        return cls(categories, dataset, model, magnitudes, int(seed.lstrip("s")))
+
+
+def _rng_seed(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def _combos(category: str) -> list[tuple[str, str]]:
+    inj = INJECTORS[category]
+    return [(d, f) for d in DATASETS for f in MODEL_FAMILIES
+            if inj.applies(load_dataset(d), f)]
+
+
+def _round_robin(pairs: list[tuple[str, str]], n: int, salt: str) -> list[tuple[str, str]]:
+    """``n`` pairs taking datasets in turn (each dataset's models in a seeded order)."""
+    rng = np.random.default_rng(_rng_seed(salt))
+    by_dataset: dict[str, list[str]] = {}
+    for d, f in pairs:
+        by_dataset.setdefault(d, []).append(f)
+    for d, families in by_dataset.items():
+        by_dataset[d] = list(rng.permutation(families))
+    order = list(rng.permutation(sorted(by_dataset)))
+    chosen: list[tuple[str, str]] = []
+    round_ = 0
+    while len(chosen) < n and any(round_ < len(v) for v in by_dataset.values()):
+        for d in order:
+            if round_ < len(by_dataset[d]) and len(chosen) < n:
+                chosen.append((str(d), str(by_dataset[d][round_])))
+        round_ += 1
+    return chosen
+
+
+def generate_cases(
+    *, per_category: int = PER_CATEGORY, per_pair: int = PER_PAIR, seed: int = 0,
+    clean: bool = True,
+) -> list[CaseSpec]:
+    """The whole corpus, deterministically: single bugs, two-bug pairs, clean controls."""
+    specs: list[CaseSpec] = []
+    for category, inj in INJECTORS.items():
+        for i, (d, f) in enumerate(_round_robin(_combos(category), per_category, category)):
+            levels = inj.levels_for(load_dataset(d), f)
+            specs.append(CaseSpec((category,), d, f, (levels[i % len(levels)],), seed))
+    for a, b in TWO_BUG_PAIRS:
+        pairs = sorted(set(_combos(a)) & set(_combos(b)))
+        for i, (d, f) in enumerate(_round_robin(pairs, per_pair, f"{a}+{b}")):
+            levels_a = INJECTORS[a].levels_for(load_dataset(d), f)
+            levels_b = INJECTORS[b].levels_for(load_dataset(d), f)
+            # the middle and blatant magnitudes: two subtle bugs may not both be visible
+            la = levels_a[min(len(levels_a) - 1, 1 + i % 2)]
+            lb = levels_b[min(len(levels_b) - 1, 1 + (i + 1) % 2)]
+            specs.append(CaseSpec((a, b), d, f, (la, lb), seed))
+    if clean:
+        specs.extend(CaseSpec((), d, f, (), seed) for d in DATASETS for f in MODEL_FAMILIES)
+    return specs
+
+
+# --------------------------------------------------------------------------- building
+
+
+@dataclass
+class BuiltCase:
+    spec: CaseSpec
+    served: Served
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _workflow(spec: CaseSpec, *, with_bugs: bool) -> Workflow:
+    dataset = load_dataset(spec.dataset)
+    wf = new_workflow(dataset, spec.model, spec.seed, _rng_seed(spec.id))
+    if with_bugs:
+        for category, magnitude in zip(spec.categories, spec.magnitudes):
+            inj = INJECTORS[category]
+            if not inj.applies(dataset, spec.model) or magnitude not in inj.levels_for(
+                dataset, spec.model
+            ):
+                raise ValueError(f"injector {category!r} does not apply to {spec.dataset}/"
+                                 f"{spec.model}")
+            inj.apply(wf, inj.levels[magnitude])
+    return wf
+
+
+def _score(task: str, y: np.ndarray, pred: np.ndarray) -> float | None:
+    """Accuracy (classification) or R^2 (regression); None when not computable."""
+    from sklearn.metrics import accuracy_score, r2_score
+
+    try:
+        if task == "regression":
+            return float(r2_score(np.asarray(y, float), np.asarray(pred, float)))
+        return float(accuracy_score(np.asarray(y).astype(str), np.asarray(pred).astype(str)))
+    except Exception:  # noqa: BLE001 - wrong-task outputs etc. are scored as None
+        return None
+
+
+def _predict(served: Served, frame: pd.DataFrame) -> np.ndarray | None:
+    try:
+        return np.asarray(served.model.predict(frame.drop(columns=[served.target])))
+    except Exception:  # noqa: BLE001 - a crashing model is a finding, not a build error
+        return None
+
+
+def _ece(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
+    conf = proba.max(axis=1)
+    correct = classes[proba.argmax(axis=1)].astype(str) == np.asarray(y).astype(str)
+    bins = np.minimum((conf * 10).astype(int), 9)
+    return float(sum(abs(correct[bins == b].mean() - conf[bins == b].mean())
+                     * (bins == b).mean() for b in range(10) if (bins == b).any()))
+
+
+def _f1_gain(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
+    from sklearn.metrics import f1_score
+
+    positive = classes[1]
+    truth = np.asarray(y).astype(str) == str(positive)
+    at_default = f1_score(truth, proba[:, 1] >= 0.5, zero_division=0)
+    best = max(f1_score(truth, proba[:, 1] >= t, zero_division=0)
+               for t in np.linspace(0.02, 0.98, 49))
+    return float(best - at_default)
+
+
+#: minimum measured harm for a case to count (category -> (measure, threshold))
+HARM_REQUIRED: dict[str, tuple[str, float]] = {
+    "underfitting": ("score_drop", 0.05),
+    "degenerate_predictions": ("score_drop", 0.03),
+    "preprocessing_mismatch": ("score_drop", 0.05),
+    "overfitting": ("train_test_gap", 0.10),
+    "poor_calibration": ("ece", 0.05),
+    "decision_threshold": ("f1_gain", 0.05),
+}
+
+
+def _baseline(task: str, served: Served) -> float | None:
+    """The trivial model's test score: the training majority class, or the mean."""
+    y_train, y_test = served.train[served.target], served.test[served.target]
+    if task == "regression":
+        return _score(task, y_test, np.full(len(y_test), float(y_train.astype(float).mean())))
+    majority = str(y_train.astype(str).mode()[0])
+    return float((y_test.astype(str) == majority).mean())
+
+
+#: how much a clean control's test score must beat the trivial baseline (accuracy of
+#: the majority class, or R^2 of the training mean)
+CLEAN_MARGIN = 0.03
+
+
+def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
+    """Harm measured against the same workflow without the bug, on the same seed."""
+    task = load_dataset(spec.dataset).task
+    out: dict[str, Any] = {}
+    pred = _predict(served, served.test)
+    out["score_test"] = _score(task, served.test[served.target], pred) if pred is not None else None
+    pred_train = _predict(served, served.train)
+    out["score_train"] = (_score(task, served.train[served.target], pred_train)
+                          if pred_train is not None else None)
+    out["score_baseline"] = _baseline(task, served)
+    if spec.categories:
+        clean = fit_and_serve(_workflow(spec, with_bugs=False))
+        clean_pred = _predict(clean, clean.test)
+        out["score_clean"] = _score(task, clean.test[clean.target], clean_pred)
+        out["score_baseline_clean"] = _baseline(task, clean)
+    raw = served.raw
+    if task != "regression" and hasattr(raw, "predict_proba") and spec.model != "pyfunc_labels":
+        try:
+            X = served.test.drop(columns=[served.target])[list(raw.feature_names_in_)]
+            proba = np.asarray(raw.predict_proba(X))
+            out["ece"] = _ece(served.test[served.target].to_numpy(), proba, raw.classes_)
+            if proba.shape[1] == 2:
+                out["f1_gain"] = _f1_gain(served.test[served.target].to_numpy(), proba,
+                                          raw.classes_)
+        except Exception as error:  # noqa: BLE001 - no probabilities: nothing to measure
+            logger.debug("%s: no probability measurements (%s)", spec.id, error)
+    if out.get("score_test") is not None and out.get("score_clean") is not None:
+        out["score_drop"] = out["score_clean"] - out["score_test"]
+    if out.get("score_test") is not None and out.get("score_train") is not None:
+        out["train_test_gap"] = out["score_train"] - out["score_test"]
+    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
+
+
+def validity(spec: CaseSpec, harm: dict[str, Any]) -> tuple[bool, str]:
+    """Whether the planted bug measurably harms the model (for the harm-based
+    categories); a case that fails this is excluded from scoring, with the reason."""
+    if not spec.categories:
+        # a clean control must be a healthy workflow: clearly better than the trivial
+        # baseline (a model no better than it is a true alarm, not a false one)
+        test, base = harm.get("score_test"), harm.get("score_baseline")
+        if test is None or base is None or test - base < CLEAN_MARGIN:
+            return False, f"clean control not better than the trivial baseline ({test} vs {base})"
+        return True, ""
+    clean, base = harm.get("score_clean"), harm.get("score_baseline_clean")
+    if clean is None or base is None or clean - base < CLEAN_MARGIN:
+        return False, f"the workflow without the bug is not healthy ({clean} vs {base})"
+    for category in spec.categories:
+        if category not in HARM_REQUIRED:
+            continue
+        measure_name, threshold = HARM_REQUIRED[category]
+        value = harm.get(measure_name)
+        if value is None:
+            if category in ("preprocessing_mismatch", "degenerate_predictions",
+                            "underfitting") and harm.get("score_test") is None:
+                continue  # the served model cannot even be scored: harm is total
+            return False, f"{category}: {measure_name} not measurable"
+        if value < threshold:
+            return False, f"{category}: {measure_name}={value:.3f} < {threshold}"
+    return True, ""
+
+
+def build_case(spec: CaseSpec) -> BuiltCase:
+    """Build the workflow of ``spec``: split, inject, fit, serve, measure."""
+    wf = _workflow(spec, with_bugs=True)
+    served = fit_and_serve(wf)
+    harm = measure(spec, served)
+    valid, reason = validity(spec, harm)
+    metadata = {
+        "case_id": spec.id,
+        "corpus_version": CORPUS_VERSION,
+        "spec": asdict(spec),
+        "kind": spec.kind,
+        "expected": list(spec.categories),
+        "dataset": spec.dataset,
+        "task": load_dataset(spec.dataset).task,
+        "model": spec.model,
+        "magnitudes": list(spec.magnitudes),
+        "harm": harm,
+        "valid": valid,
+        "invalid_reason": reason,
+        "notes": wf.notes,
+        "n_train": len(served.train),
+        "n_test": len(served.test),
+    }
+    return BuiltCase(spec, served, metadata)

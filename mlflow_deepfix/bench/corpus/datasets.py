@@ -1,0 +1,272 @@
+"""The real datasets the corpus plants bugs into: data shipped inside scikit-learn and
+statsmodels (nothing is downloaded, no ``fetch_*``).
+
+Each loader returns a :class:`CorpusDataset`: one frame with the target, the task, the
+real categorical columns, and whether the rows are time-ordered (which decides the
+clean split: chronological for time series, random otherwise). Frames are cut to at most
+:data:`MAX_ROWS` rows with a fixed seed so one case stays cheap to test.
+
+The datasets are deliberately not cleaned of what is *natural* in them (heavy-tailed
+populations, incomes, visit counts; integer-coded survey answers): a diagnosis that
+raises alarms on those is wrong, and the clean controls measure exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+import pandas as pd
+
+#: upper bound on rows per dataset (train + test): keeps one case's testing step short
+MAX_ROWS = 1200
+_SUBSAMPLE_SEED = 20261125
+
+
+@dataclass(frozen=True)
+class CorpusDataset:
+    """One real dataset ready for the corpus."""
+
+    name: str
+    frame: pd.DataFrame
+    target: str
+    task: str  # binary_classification | multiclass_classification | regression
+    source: str
+    cat_features: tuple[str, ...] = ()
+    #: a datetime column (kept out of the model's features, given as ``datetime_col``)
+    datetime_col: str | None = None
+    #: rows are in time order: the honest split is chronological
+    time_ordered: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def is_classification(self) -> bool:
+        return self.task != "regression"
+
+    @property
+    def model_type(self) -> str:
+        return "regressor" if self.task == "regression" else "classifier"
+
+    @property
+    def feature_names(self) -> list[str]:
+        return [c for c in self.frame.columns if c not in (self.target, self.datetime_col)]
+
+    @property
+    def numeric_features(self) -> list[str]:
+        return [c for c in self.feature_names if c not in self.cat_features]
+
+
+def _clean_names(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    frame.columns = [
+        str(c).strip().replace(" ", "_").replace("/", "_").replace("(", "").replace(")", "")
+        for c in frame.columns
+    ]
+    return frame
+
+
+def _cap(frame: pd.DataFrame, *, keep_order: bool = False) -> pd.DataFrame:
+    """At most MAX_ROWS rows: a seeded random subset, or the latest rows of a series."""
+    if len(frame) <= MAX_ROWS:
+        return frame.reset_index(drop=True)
+    if keep_order:
+        return frame.iloc[-MAX_ROWS:].reset_index(drop=True)
+    rows = np.random.default_rng(_SUBSAMPLE_SEED).choice(len(frame), MAX_ROWS, replace=False)
+    return frame.iloc[np.sort(rows)].reset_index(drop=True)
+
+
+def _sk(loader_name: str, target: str, **kwargs) -> pd.DataFrame:
+    from sklearn import datasets
+
+    frame = _clean_names(getattr(datasets, loader_name)(as_frame=True, **kwargs).frame)
+    return frame.rename(columns={"target": target})
+
+
+def _sm(name: str) -> pd.DataFrame:
+    import importlib
+
+    return importlib.import_module(f"statsmodels.datasets.{name}").load_pandas().data.copy()
+
+
+def _codes(series: pd.Series, prefix: str) -> pd.Series:
+    """Integer codes of a survey answer as readable category labels."""
+    return series.astype(int).map(lambda v: f"{prefix}{v}").astype(object)
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def breast_cancer() -> CorpusDataset:
+    return CorpusDataset("breast_cancer", _sk("load_breast_cancer", "benign"), "benign",
+                         "binary_classification", "sklearn.load_breast_cancer")
+
+
+def wine() -> CorpusDataset:
+    return CorpusDataset("wine", _sk("load_wine", "cultivar"), "cultivar",
+                         "multiclass_classification", "sklearn.load_wine")
+
+
+def iris() -> CorpusDataset:
+    return CorpusDataset("iris", _sk("load_iris", "species"), "species",
+                         "multiclass_classification", "sklearn.load_iris")
+
+
+def diabetes() -> CorpusDataset:
+    return CorpusDataset("diabetes", _sk("load_diabetes", "progression", scaled=False),
+                         "progression", "regression", "sklearn.load_diabetes(scaled=False)")
+
+
+def digits() -> CorpusDataset:
+    """8x8 digit images as 64 pixel columns; pixels that are (almost) always blank are
+    dropped first: a constant pixel is real but it is not the kind of tabular column a
+    user would keep, and the constant_feature injector needs a clean baseline."""
+    frame = _sk("load_digits", "digit")
+    pixels = [c for c in frame.columns if c != "digit"]
+    keep = [c for c in pixels if (frame[c] != frame[c].mode()[0]).mean() >= 0.05]
+    return CorpusDataset("digits", _cap(frame[keep + ["digit"]]), "digit",
+                         "multiclass_classification", "sklearn.load_digits")
+
+
+def anes96() -> CorpusDataset:
+    """1996 US election survey: vote (Dole=1) from ideology placements, party id,
+    education, income bracket and the (heavy-tailed) population of the home town."""
+    frame = _sm("anes96").drop(columns=["logpopul"])
+    frame["PID"] = _codes(frame["PID"], "pid")
+    frame["educ"] = _codes(frame["educ"], "educ")
+    frame["vote"] = frame["vote"].astype(int)
+    return CorpusDataset("anes96", frame, "vote", "binary_classification",
+                         "statsmodels.datasets.anes96", cat_features=("PID", "educ"))
+
+
+def fair() -> CorpusDataset:
+    """Extramarital affairs survey (Fair 1978): any affair, from marriage rating, age,
+    years married, children, religiousness, education and occupations."""
+    frame = _sm("fair")
+    frame["had_affair"] = (frame.pop("affairs") > 0).astype(int)
+    frame["occupation"] = _codes(frame["occupation"], "occ")
+    frame["occupation_husb"] = _codes(frame["occupation_husb"], "occ")
+    return CorpusDataset("fair", _cap(frame), "had_affair", "binary_classification",
+                         "statsmodels.datasets.fair",
+                         cat_features=("occupation", "occupation_husb"))
+
+
+def star98() -> CorpusDataset:
+    """California school districts (1998): share of pupils above the national maths
+    median, from demographics, teacher experience, salaries and spending."""
+    frame = _sm("star98")
+    frame["share_above"] = frame["NABOVE"] / (frame["NABOVE"] + frame["NBELOW"])
+    frame = frame.drop(columns=["NABOVE", "NBELOW"])
+    return CorpusDataset("star98", frame, "share_above", "regression",
+                         "statsmodels.datasets.star98")
+
+
+def randhie() -> CorpusDataset:
+    """RAND health insurance experiment: number of doctor visits (a heavy-tailed count)
+    from coinsurance, deductibles, income and health status."""
+    frame = _sm("randhie")
+    frame = frame[[c for c in frame.columns if c != "mdvis"] + ["mdvis"]]
+    return CorpusDataset("randhie", _cap(frame), "mdvis", "regression",
+                         "statsmodels.datasets.randhie")
+
+
+def macrodata() -> CorpusDataset:
+    """US quarterly macro series 1959-2009, as growth rates (stationary): real GDP
+    growth from the growth of its components, money, prices and rates."""
+    raw = _sm("macrodata")
+    frame = pd.DataFrame({
+        "date": pd.PeriodIndex.from_fields(
+            year=raw["year"].astype(int), quarter=raw["quarter"].astype(int), freq="Q"
+        ).to_timestamp(),
+    })
+    for col in ("realcons", "realinv", "realgovt", "realdpi", "m1", "pop"):
+        frame[f"{col}_growth"] = 100 * np.log(raw[col]).diff()
+    frame["tbilrate"] = raw["tbilrate"]
+    frame["unemp_change"] = raw["unemp"].diff()
+    frame["infl"] = raw["infl"]
+    frame["realint"] = raw["realint"]
+    frame["gdp_growth"] = 100 * np.log(raw["realgdp"]).diff()
+    frame = frame.iloc[1:].reset_index(drop=True)
+    return CorpusDataset("macrodata", frame, "gdp_growth", "regression",
+                         "statsmodels.datasets.macrodata", datetime_col="date",
+                         time_ordered=True)
+
+
+def grunfeld() -> CorpusDataset:
+    """Grunfeld investment panel: gross investment of 11 US firms from firm value and
+    capital stock (sizes span two orders of magnitude), firm and year."""
+    frame = _sm("grunfeld")
+    frame["firm"] = frame["firm"].astype(str).astype(object)
+    return CorpusDataset("grunfeld", frame, "invest", "regression",
+                         "statsmodels.datasets.grunfeld", cat_features=("firm",))
+
+
+def modechoice() -> CorpusDataset:
+    """Travel mode choice (Sydney-Melbourne): whether a traveller chose this mode, from
+    the mode, terminal time, costs, travel time, household income and party size."""
+    frame = _sm("modechoice").drop(columns=["individual"])
+    frame["mode"] = frame["mode"].astype(int).map({1: "air", 2: "train", 3: "bus", 4: "car"})
+    frame["mode"] = frame["mode"].astype(object)
+    frame["choice"] = frame["choice"].astype(int)
+    return CorpusDataset("modechoice", frame, "choice", "binary_classification",
+                         "statsmodels.datasets.modechoice", cat_features=("mode",))
+
+
+def sunspots() -> CorpusDataset:
+    """Yearly sunspot activity 1700-2008 from the activity of the previous years."""
+    raw = _sm("sunspots")
+    series = raw["SUNACTIVITY"]
+    frame = pd.DataFrame({"date": pd.to_datetime(raw["YEAR"].astype(int).astype(str))})
+    for lag in (1, 2, 3, 9, 10, 11):
+        frame[f"lag{lag}"] = series.shift(lag)
+    frame["activity"] = series
+    frame = frame.dropna().reset_index(drop=True)
+    return CorpusDataset("sunspots", frame, "activity", "regression",
+                         "statsmodels.datasets.sunspots", datetime_col="date",
+                         time_ordered=True)
+
+
+def co2() -> CorpusDataset:
+    """Mauna Loa weekly CO2 (1958-2001) as week-on-week changes (stationary) from the
+    previous changes and the season; gaps are interpolated first."""
+    raw = _sm("co2")
+    level = raw["co2"].interpolate().bfill()
+    change = level.diff()
+    frame = pd.DataFrame({"date": pd.to_datetime(raw.index)})
+    for lag in (1, 2, 3, 4, 52):
+        frame[f"change_lag{lag}"] = change.shift(lag).to_numpy()
+    week = frame["date"].dt.isocalendar().week.astype(float).to_numpy()
+    frame["season_sin"] = np.sin(2 * np.pi * week / 52.0)
+    frame["season_cos"] = np.cos(2 * np.pi * week / 52.0)
+    frame["change"] = change.to_numpy()
+    frame = frame.dropna().reset_index(drop=True)
+    return CorpusDataset("co2", _cap(frame, keep_order=True), "change", "regression",
+                         "statsmodels.datasets.co2", datetime_col="date", time_ordered=True)
+
+
+LOADERS: dict[str, Callable[[], CorpusDataset]] = {
+    "breast_cancer": breast_cancer,
+    "wine": wine,
+    "iris": iris,
+    "diabetes": diabetes,
+    "digits": digits,
+    "anes96": anes96,
+    "fair": fair,
+    "star98": star98,
+    "randhie": randhie,
+    "macrodata": macrodata,
+    "grunfeld": grunfeld,
+    "modechoice": modechoice,
+    "sunspots": sunspots,
+    "co2": co2,
+}
+DATASETS: tuple[str, ...] = tuple(LOADERS)
+
+
+@cache
+def load_dataset(name: str) -> CorpusDataset:
+    """The dataset ``name`` (one of :data:`DATASETS`), loaded once per process."""
+    if name not in LOADERS:
+        raise ValueError(f"unknown corpus dataset {name!r}; accepted: {', '.join(DATASETS)}")
+    return LOADERS[name]()

@@ -1,0 +1,155 @@
+"""Scores over the corpus, with leave-dataset-out folds.
+
+Metrics (over *valid* cases, see :func:`cases.validity`):
+
+* buggy single-bug cases: top-1, top-3 and MRR of the planted category among the
+  distinct categories of the ranked findings;
+* two-bug cases: recall@3, both planted categories in the top 3 (and top-1 for
+  either of them);
+* clean controls: the share with at least one finding at ``medium`` or above.
+
+Every fold holds out one dataset: anything fitted (the optional calibration model, see
+:mod:`mlflow_deepfix.bench.corpus.calibration`) is fitted on the other datasets' cases only,
+and each case is scored by the model of the fold that never saw its dataset. The
+rules alone have nothing fitted, so their held-out score is their score on every
+case; it is reported per fold all the same so the two are read side by side.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mlflow_deepfix.bench.corpus.runner import CaseOutcome
+
+MEDIUM_OR_WORSE = ("critical", "high", "medium")
+
+
+def ranked_categories(findings: list[dict[str, Any]]) -> list[str]:
+    ordered = sorted(findings, key=lambda f: f.get("rank", 0))
+    return list(dict.fromkeys(f["category"] for f in ordered))
+
+
+def rank_of(categories: list[str], expected: str) -> int | None:
+    return categories.index(expected) + 1 if expected in categories else None
+
+
+@dataclass
+class Scores:
+    n_buggy: int = 0
+    top1: float = 0.0
+    top3: float = 0.0
+    mrr: float = 0.0
+    n_two_bug: int = 0
+    two_bug_recall3: float = 0.0
+    two_bug_any_top1: float = 0.0
+    n_clean: int = 0
+    clean_medium_plus: float = 0.0
+    #: errored cases (testing/diagnosis errors are scored as misses; build errors,
+    #: timeouts and uncached cases are left out)
+    n_errors: int = 0
+    n_invalid: int = 0
+
+    def as_row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def counts_as_miss(error: str) -> bool:
+    """A testing or diagnosis error is the product failing on the case: a miss. A case
+    the corpus could not build, one stage 1 gave up on (timeout, dead worker) or one not
+    cached yet says nothing about the diagnosis: left out, and counted as an error."""
+    return not error.startswith(("build:", "timeout", "worker died", "not in the cache"))
+
+
+def score(outcomes: list[CaseOutcome]) -> Scores:
+    """Scores of ``outcomes`` (errored cases count as misses; invalid ones are left
+    out and counted)."""
+    s = Scores()
+    ranks: list[int | None] = []
+    recall3: list[bool] = []
+    any_top1: list[bool] = []
+    alarms: list[bool] = []
+    for o in outcomes:
+        if o.error:
+            s.n_errors += 1
+            if not counts_as_miss(o.error):
+                continue
+        if not o.valid:
+            s.n_invalid += 1
+            continue
+        cats = ranked_categories(o.findings)
+        if o.kind == "single":
+            ranks.append(rank_of(cats, o.expected[0]))
+        elif o.kind == "two_bug":
+            top3 = cats[:3]
+            recall3.append(all(e in top3 for e in o.expected))
+            any_top1.append(bool(cats) and cats[0] in o.expected)
+        else:
+            alarms.append(any(f["severity"] in MEDIUM_OR_WORSE for f in o.findings))
+    s.n_buggy = len(ranks)
+    if ranks:
+        s.top1 = sum(r == 1 for r in ranks) / len(ranks)
+        s.top3 = sum(r is not None and r <= 3 for r in ranks) / len(ranks)
+        s.mrr = sum(1.0 / r for r in ranks if r) / len(ranks)
+    s.n_two_bug = len(recall3)
+    if recall3:
+        s.two_bug_recall3 = sum(recall3) / len(recall3)
+        s.two_bug_any_top1 = sum(any_top1) / len(any_top1)
+    s.n_clean = len(alarms)
+    if alarms:
+        s.clean_medium_plus = sum(alarms) / len(alarms)
+    return s
+
+
+def group_scores(outcomes: list[CaseOutcome], key: str) -> dict[str, Scores]:
+    """Scores per ``key``: ``category`` (planted category of single-bug cases; clean and
+    two-bug cases under ``(clean)`` / ``(two_bug)``), ``dataset``, ``model``, ``magnitude``."""
+    groups: dict[str, list[CaseOutcome]] = defaultdict(list)
+    for o in outcomes:
+        if key == "category":
+            name = o.expected[0] if o.kind == "single" else f"({o.kind})"
+        elif key == "magnitude":
+            name = o.magnitudes[0] if o.kind == "single" else f"({o.kind})"
+        else:
+            name = getattr(o, key)
+        groups[name].append(o)
+    return {k: score(v) for k, v in sorted(groups.items())}
+
+
+def folds(outcomes: list[CaseOutcome]) -> dict[str, tuple[list[CaseOutcome], list[CaseOutcome]]]:
+    """Leave-one-dataset-out: held-out dataset -> (training cases, held-out cases)."""
+    datasets = sorted({o.dataset for o in outcomes})
+    return {
+        d: ([o for o in outcomes if o.dataset != d], [o for o in outcomes if o.dataset == d])
+        for d in datasets
+    }
+
+
+@dataclass
+class FailureRow:
+    case_id: str
+    expected: list[str]
+    got: list[str]
+    top_severity: str | None
+    harm: dict[str, Any] = field(default_factory=dict)
+
+
+def failures(outcomes: list[CaseOutcome]) -> dict[str, list[FailureRow]]:
+    """Per planted category (or ``(clean)``): the cases the diagnosis got wrong."""
+    out: dict[str, list[FailureRow]] = defaultdict(list)
+    for o in outcomes:
+        if not o.valid or (o.error and not counts_as_miss(o.error)):
+            continue
+        cats = ranked_categories(o.findings)
+        top_sev = o.findings[0]["severity"] if o.findings else None
+        row = FailureRow(o.case_id, o.expected, cats[:4], top_sev, o.harm)
+        if o.kind == "single" and (not cats or cats[0] != o.expected[0]):
+            out[o.expected[0]].append(row)
+        elif o.kind == "two_bug" and not all(e in cats[:3] for e in o.expected):
+            out["(two_bug)"].append(row)
+        elif o.kind == "clean" and any(f["severity"] in MEDIUM_OR_WORSE for f in o.findings):
+            loud = [f"{f['category']}:{f['severity']}" for f in o.findings
+                    if f["severity"] in MEDIUM_OR_WORSE]
+            out["(clean)"].append(FailureRow(o.case_id, [], loud, top_sev, o.harm))
+    return dict(out)

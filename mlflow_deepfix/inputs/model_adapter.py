@@ -1,0 +1,194 @@
+"""One way to call any MLflow model: ``predict`` and, for classifiers, ``predict_proba``.
+
+MLflow hands evaluators a pyfunc model, whose ``predict`` returns labels only. The
+probability-based checks need ``predict_proba``, which we take from the raw model
+(``get_raw_model()``) when it has one, or from a pyfunc whose output already holds
+one probability column per class (CONTRACT.md section 1).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+logger = logging.getLogger(__name__)
+
+
+def _raw_model(model: Any) -> Any | None:
+    getter = getattr(model, "get_raw_model", None)
+    if getter is None:
+        return None
+    try:
+        return getter()
+    except Exception:  # noqa: BLE001 - pyfunc flavors without a raw model raise various errors
+        return None
+
+
+def _signature_columns(model: Any) -> list[str]:
+    metadata = getattr(model, "metadata", None)
+    signature = getattr(metadata, "signature", None)
+    inputs = getattr(signature, "inputs", None)
+    if inputs is None:
+        return []
+    try:
+        names = inputs.input_names()
+    except Exception:  # noqa: BLE001 - tensor-based signatures have no names
+        return []
+    return [n for n in names if isinstance(n, str)]
+
+
+def resolve_feature_names(model: Any, candidates: list[str]) -> list[str]:
+    """The columns the model sees: its signature, else the raw model's
+    ``feature_names_in_``, else every candidate (non-target) column."""
+    for names in (_signature_columns(model), _feature_names_in(_raw_model(model))):
+        if names:
+            return list(names)
+    return list(candidates)
+
+
+def _feature_names_in(raw: Any) -> list[str]:
+    names = getattr(raw, "feature_names_in_", None)
+    return [str(n) for n in names] if names is not None else []
+
+
+#: scikit-learn classifiers whose ``predict`` is literally
+#: ``classes_.take(argmax(predict_proba(X)))`` (checked against their source; subclasses
+#: are not trusted, they may override ``predict``)
+ARGMAX_PREDICTORS = frozenset({
+    "sklearn.ensemble._forest.RandomForestClassifier",
+    "sklearn.ensemble._forest.ExtraTreesClassifier",
+    "sklearn.tree._classes.DecisionTreeClassifier",
+    "sklearn.tree._classes.ExtraTreeClassifier",
+    "sklearn.ensemble._hist_gradient_boosting.gradient_boosting.HistGradientBoostingClassifier",
+})
+
+
+def _final_estimator_name(model: Any) -> str:
+    """``module.qualname`` of a model, or of the last step of a (nested) Pipeline."""
+    for _ in range(8):
+        steps = getattr(model, "steps", None)
+        if not steps:
+            break
+        model = steps[-1][1]
+    kind = type(model)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+class ModelAdapter:
+    """A thin, picklable-enough wrapper exposing ``predict``/``predict_proba``.
+
+    ``classes_`` lists the labels in the column order of ``predict_proba``. When the
+    model offers no probabilities ``has_proba`` is False and ``predict_proba`` raises
+    :class:`AttributeError` (which is how Deepchecks detects the capability).
+    """
+
+    def __init__(
+        self, model: Any, feature_names: list[str], is_classifier: bool, column_labels: Any = None
+    ):
+        self.model = model
+        #: the user's own column labels (``inputs.labels.ColumnLabels``), restored before
+        #: every call: the model sees the columns exactly as it was trained on them
+        self.column_labels = column_labels
+        self.raw_model = _raw_model(model)
+        self.feature_names = list(feature_names)
+        self.is_classifier = is_classifier
+        self.classes_: np.ndarray | None = None
+        self.proba_source: str | None = None
+        self.no_proba_reason: str | None = None
+        if is_classifier:
+            self._detect_proba()
+
+    # ------------------------------------------------------------------ predictions
+    def _features(self, X: pd.DataFrame) -> pd.DataFrame:
+        missing = [c for c in self.feature_names if c not in X.columns]
+        if not missing:
+            X = X[self.feature_names]
+        # else let the model raise its own error: crash diagnosis records it with the
+        # expected and given columns
+        return self.column_labels.restore(X) if self.column_labels else X
+
+    def predict(self, X: pd.DataFrame) -> np.ndarray:
+        output = self.model.predict(self._features(X))
+        if isinstance(output, pd.DataFrame):
+            if self.proba_source == "pyfunc" and output.shape[1] > 1:
+                return np.asarray(self.classes_)[np.argmax(output.to_numpy(), axis=1)]
+            output = output.iloc[:, 0]
+        array = np.asarray(output)
+        if self.proba_source == "pyfunc" and array.ndim == 2 and array.shape[1] > 1:
+            # a tensor-based flavour (mlflow.pytorch with a tensor signature) returns a
+            # plain array of probabilities: one column per class, as for DataFrames
+            return np.asarray(self.classes_)[np.argmax(array.astype(float), axis=1)]
+        if array.ndim == 2 and array.shape[1] == 1:
+            array = array[:, 0]
+        return array
+
+    @property
+    def has_proba(self) -> bool:
+        return self.proba_source is not None
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        if self.proba_source == "raw":
+            return np.asarray(self.raw_model.predict_proba(self._features(X)), dtype=float)
+        if self.proba_source == "pyfunc":
+            return np.asarray(self.model.predict(self._features(X)), dtype=float)
+        raise AttributeError(self.no_proba_reason or "model has no predict_proba")
+
+    @property
+    def labels_follow_proba(self) -> bool:
+        """True when the model's ``predict`` is, by its library's definition,
+        ``classes_[argmax(predict_proba)]``: an MLflow scikit-learn model served with
+        ``predict`` whose final estimator is one of :data:`ARGMAX_PREDICTORS` (exact
+        type). Then one probability pass gives both outputs, halving prediction time."""
+        if self.proba_source != "raw" or self.classes_ is None:
+            return False
+        flavors = getattr(getattr(self.model, "metadata", None), "flavors", None) or {}
+        pyfunc = flavors.get("python_function") or {}
+        if pyfunc.get("loader_module") != "mlflow.sklearn":
+            return False
+        if pyfunc.get("predict_fn", "predict") != "predict":
+            return False
+        return _final_estimator_name(self.raw_model) in ARGMAX_PREDICTORS
+
+    def _detect_proba(self) -> None:
+        raw = self.raw_model
+        if raw is not None and hasattr(raw, "predict_proba") and hasattr(raw, "classes_"):
+            self.proba_source = "raw"
+            self.classes_ = np.asarray(raw.classes_)
+            return
+        self.no_proba_reason = (
+            "the raw model has no predict_proba"
+            if raw is not None
+            else "the pyfunc model exposes no raw model with predict_proba"
+        )
+
+    def detect_pyfunc_proba(self, sample: pd.DataFrame, labels: np.ndarray) -> None:
+        """Accept a pyfunc whose output has one column per class, each a probability."""
+        if self.has_proba or not self.is_classifier or len(sample) == 0:
+            return
+        try:
+            output = self.model.predict(self._features(sample.head(64)))
+        except Exception:  # noqa: BLE001 - prediction errors are diagnosed elsewhere
+            return
+        if not isinstance(output, (pd.DataFrame, np.ndarray)):
+            return
+        values = np.asarray(output, dtype=object)
+        if values.ndim != 2 or values.shape[1] < 2:
+            return
+        classes = np.unique(labels)
+        try:
+            numeric = values.astype(float)
+        except (TypeError, ValueError):
+            return
+        rows_sum_to_one = np.allclose(numeric.sum(axis=1), 1.0, atol=1e-3)
+        if rows_sum_to_one and numeric.min() >= 0 and values.shape[1] == len(classes):
+            columns = getattr(output, "columns", None)
+            if columns is not None and set(map(str, columns)) == set(map(str, classes)):
+                order = {str(c): c for c in classes}
+                self.classes_ = np.asarray([order[str(c)] for c in columns])
+            else:
+                self.classes_ = classes
+            self.proba_source = "pyfunc"
+            self.no_proba_reason = None

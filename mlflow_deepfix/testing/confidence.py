@@ -1,0 +1,235 @@
+"""Confidence by slice: where is the model sure and wrong, or unsure but right?
+
+A global calibration error (``poor_calibration``) averages over every row; it misses a
+model that is well calibrated overall but *confidently wrong on one group* ("age > 62
+and smoker = yes: 40% of confident predictions wrong"), which is the case a user acts
+on with full trust. This module searches simple slices of the evaluation rows (each
+categorical level, the lower and upper quartile of each numeric feature, and pairs of
+the most suspicious single slices), counts confident predictions (top probability >=
+:data:`CONFIDENT`) and how many of them are wrong, with a Wilson interval, and keeps the
+slices whose rate stands out beyond that interval from the rate expected of them (the
+confident-error rate of the same predicted class outside the slice: a model
+overconfident about one class everywhere has a calibration problem, not a weak slice). Slices where
+the model hedges (top probability < :data:`UNSURE` on average) while being right almost
+always are kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
+:data:`MAX_FEATURES` features, pairs among the best :data:`PAIR_POOL` single slices.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.schemas import ConfidenceSummary, SliceConfidence
+
+MAX_ROWS = 20_000
+MAX_FEATURES = 20
+PAIR_POOL = 8
+CONFIDENT = 0.8
+UNSURE = 0.65
+#: a slice needs this many confident rows (overconfident) or rows (underconfident)
+MIN_ROWS = 30
+MAX_LEVELS = 20
+Z = 1.96
+#: a slice is listed when its interval clears the overall rate by this much
+MIN_EXCESS = 0.02
+
+
+def wilson(successes: int, n: int, z: float = Z) -> tuple[float, float]:
+    """Wilson score interval of a proportion (sensible for small n and rates near 0/1)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass
+class _Slice:
+    description: str
+    features: tuple[str, ...]
+    mask: np.ndarray
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def single_slices(frame: pd.DataFrame, features: list[str], cat_features: list[str]) -> list[_Slice]:
+    """Each frequent level of a categorical, the lower and upper quartile of a numeric."""
+    slices = []
+    for name in features:
+        column = frame[name]
+        if name in cat_features or not pd.api.types.is_numeric_dtype(column.dtype):
+            counts = column.astype(str).value_counts()
+            if len(counts) > MAX_LEVELS:
+                continue
+            as_text = column.astype(str).to_numpy()
+            for level in sorted(counts.index):
+                slices.append(_Slice(f"{name} = {level}", (name,), as_text == level))
+            continue
+        values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+        finite = values[np.isfinite(values)]
+        if finite.size < MIN_ROWS or np.unique(finite).size < 4:
+            continue
+        low, high = np.percentile(finite, [25, 75])
+        slices.append(_Slice(f"{name} <= {_fmt(low)}", (name,), values <= low))
+        slices.append(_Slice(f"{name} > {_fmt(high)}", (name,), values > high))
+    return slices
+
+
+def measure_confidence(
+    test: pd.DataFrame,
+    *,
+    target: str,
+    proba: np.ndarray,
+    predicted: np.ndarray,
+    feature_names: list[str],
+    cat_features: list[str],
+    importances: dict[str, float] | None = None,
+    seed: int = 0,
+    max_rows: int = MAX_ROWS,
+) -> ConfidenceSummary:
+    """Overconfident and underconfident slices of the evaluation rows."""
+    from mlflow_deepfix.testing.stats.sampling import sample_index
+
+    keep = sample_index(len(test), max_rows, seed)
+    frame = test.iloc[keep].reset_index(drop=True)
+    top = np.asarray(proba, dtype=float)[keep].max(axis=1)
+    right = np.asarray(frame[target]).astype(str) == np.asarray(predicted)[keep].astype(str)
+    confident = top >= CONFIDENT
+    confident_wrong = confident & ~right
+    n_confident = int(confident.sum())
+    overall_wrong = confident_wrong.sum() / n_confident if n_confident else 0.0
+    labels = np.asarray(predicted)[keep].astype(str)
+    classes = np.unique(labels[confident])
+
+    def expected_rate(mask: np.ndarray) -> float:
+        """The confident-error rate the slice would have if its confident predictions
+        of each class were as often wrong as those of the same class *outside* it: a
+        model overconfident about one class everywhere is a calibration problem, not a
+        slice."""
+        outside = confident & ~mask
+        inside = mask & confident
+        total = 0.0
+        for c in classes:
+            n_in = int((inside & (labels == c)).sum())
+            if not n_in:
+                continue
+            # too few confident predictions of the class elsewhere: its rate on all rows
+            # (slice included): without a comparison, the class is the suspect
+            where = outside if (outside & (labels == c)).sum() >= MIN_ROWS else confident
+            n_where = int((where & (labels == c)).sum())
+            rate = (confident_wrong & where & (labels == c)).sum() / max(n_where, 1)
+            total += n_in * float(rate)
+        return total / max(int(inside.sum()), 1)
+    overall_right = float(right.mean())
+
+    ranked = sorted(
+        (f for f in feature_names if f in frame.columns),
+        key=lambda f: (-(importances or {}).get(f, 0.0), f),
+    )[:MAX_FEATURES]
+    singles = single_slices(frame, ranked, cat_features)
+
+    def over(candidate: _Slice) -> SliceConfidence | None:
+        mask = candidate.mask & confident
+        n = int(mask.sum())
+        if n < MIN_ROWS:
+            return None
+        wrong = int((mask & ~right).sum())
+        low, high = wilson(wrong, n)
+        expected = expected_rate(candidate.mask)
+        if low <= expected + MIN_EXCESS:
+            return None
+        return SliceConfidence(
+            description=candidate.description,
+            features=list(candidate.features),
+            kind="overconfident",
+            n_rows=int(candidate.mask.sum()),
+            share=round(float(candidate.mask.mean()), 4),
+            n_confident=n,
+            rate=round(wrong / n, 4),
+            rate_low=round(low, 4),
+            rate_high=round(high, 4),
+            overall_rate=round(expected, 4),
+            mean_confidence=round(float(top[mask].mean()), 4),
+            share_of_confident_errors=round(
+                wrong / max(int(confident_wrong.sum()), 1), 4
+            ),
+        )
+
+    def under(candidate: _Slice) -> SliceConfidence | None:
+        n = int(candidate.mask.sum())
+        if n < MIN_ROWS:
+            return None
+        mean_top = float(top[candidate.mask].mean())
+        correct = int((candidate.mask & right).sum())
+        low, high = wilson(correct, n)
+        if mean_top >= UNSURE or low <= max(overall_right, mean_top + 0.15):
+            return None
+        return SliceConfidence(
+            description=candidate.description,
+            features=list(candidate.features),
+            kind="underconfident",
+            n_rows=n,
+            share=round(n / len(frame), 4),
+            n_confident=int((candidate.mask & confident).sum()),
+            rate=round(correct / n, 4),
+            rate_low=round(low, 4),
+            rate_high=round(high, 4),
+            overall_rate=round(overall_right, 4),
+            mean_confidence=round(mean_top, 4),
+        )
+
+    # pairs: the single slices with the most confident errors, two different features
+    pool = sorted(
+        singles, key=lambda s: (-int((s.mask & confident_wrong).sum()), s.description)
+    )[:PAIR_POOL]
+    pairs = [
+        _Slice(f"{a.description} and {b.description}", a.features + b.features, a.mask & b.mask)
+        for i, a in enumerate(pool)
+        for b in pool[i + 1 :]
+        if a.features != b.features
+    ]
+    found = [s for s in (over(c) for c in singles + pairs) if s is not None]
+    found += [s for s in (under(c) for c in singles) if s is not None]
+    found.sort(key=lambda s: (-_excess(s), s.description))
+    return ConfidenceSummary(
+        n_rows=len(frame),
+        threshold=CONFIDENT,
+        confident_error_rate=round(float(overall_wrong), 4),
+        n_confident=n_confident,
+        n_slices_searched=len(singles) + len(pairs),
+        slices=_distinct(found)[:10],
+    )
+
+
+def _excess(item: SliceConfidence) -> float:
+    """How far the slice stands out beyond its interval, weighted by its size."""
+    if item.kind == "overconfident":
+        return (item.rate_low - item.overall_rate) * math.sqrt(item.share)
+    return (item.rate_low - item.mean_confidence) * math.sqrt(item.share) * 0.5
+
+
+def _distinct(slices: list[SliceConfidence]) -> list[SliceConfidence]:
+    """Overlapping slices are one finding, not several: a pair is dropped when one of its
+    halves is listed above it, unless the pair's rate is clearly higher (its interval
+    above the half's), in which case the pair, the more precise description, replaces
+    the half; a single slice is dropped when a pair above it contains it."""
+    kept: list[SliceConfidence] = []
+    for item in slices:
+        halves = item.description.split(" and ")
+        inside = [k for k in kept if k.description in halves]
+        if inside:
+            if len(halves) > 1 and all(item.rate_low > k.rate_high for k in inside):
+                kept = [item if k is inside[0] else k for k in kept if k is inside[0] or k not in inside]
+            continue
+        if any(item.description in k.description.split(" and ") for k in kept):
+            continue
+        kept.append(item)
+    return kept

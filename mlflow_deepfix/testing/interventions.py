@@ -1,0 +1,804 @@
+"""Measured harm: how much a suspected cause costs *this* model on *this* data.
+
+A pattern in the data (a feature that predicts the label well, values far from the bulk)
+says nothing about harm by itself: heavy-tailed incomes are outliers that no model
+minds, and a strong real feature looks like a leak. So the testing step measures:
+
+* ``chance_level``: the model's main score against chance, from its own test
+  predictions (classification: the same predictions scored against permuted labels;
+  regression: against predicting the training mean). Always run; it is cheap.
+* ``drop_feature``: a clone of the model refitted on a seeded sample with one suspect
+  feature neutralised (held at its training median/mode, so that every pipeline still
+  finds its columns), against the clone refitted as is. A leak is confirmed when the
+  score collapses without it.
+* ``impute_outliers``: the same refit with the values beyond the extreme columns'
+  training fences (5 IQRs) replaced by the column's training median (what "null them and
+  impute" does to a unit error or a device code; a genuine extreme value loses its
+  information instead), and ``affected_rows``: the error on test rows holding such values
+  against the rest, from the model's own predictions.
+
+Which refits run is decided from cheap pre-signals (dataset statistics), on a row budget
+(:data:`MAX_TRAIN_ROWS`, :data:`MAX_TEST_ROWS`) and a time budget
+(:data:`BUDGET_SECONDS`), so an evaluation with no suspect pattern pays only for the
+chance level. A model that cannot be cloned (a pyfunc without a scikit-learn flavour)
+is replaced by a *surrogate*, the baseline ladder's tree, and results say so
+(``model_used``). Every change carries a ``noise`` (paired bootstrap standard error
+over test rows), so that rules compare it with noise rather than with a fixed number.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.schemas import DatasetSummary, Intervention
+from mlflow_deepfix.testing.stats import is_classification, label_keys, sample_index
+
+logger = logging.getLogger(__name__)
+
+#: rows of the training split a refit uses (seeded sample)
+MAX_TRAIN_ROWS = 2000
+#: rows of the test split the scores use (seeded sample)
+MAX_TEST_ROWS = 4000
+#: wall-clock budget of all refits of one evaluation; refits not started by then are
+#: skipped (and the skip is noted)
+BUDGET_SECONDS = 20.0
+N_BOOTSTRAP = 200
+N_PERMUTATIONS = 200
+#: pre-signal of a leak: a feature's association with the label on train (Somers' D,
+#: |Spearman| or NMI, see ColumnStats.target_association); strong real features reach
+#: it too, which is why the refit decides
+LEAK_ASSOCIATION = 0.8
+MAX_LEAK_CANDIDATES = 2
+#: pre-signal of harmful outliers: share of a column's rows beyond the 5-IQR fences
+MIN_OUTLIER_SHARE = 0.005
+MAX_OUTLIER_COLUMNS = 5
+FENCE_IQR = 5.0
+#: pre-signal of a disguised missing value (0, -1, -999 standing for "not measured"): a
+#: numeric column whose most frequent value holds this share of rows while the column
+#: is otherwise continuous (SPIKE_FACTOR times the share of its next most frequent value)
+MIN_SENTINEL_SHARE = 0.02
+SPIKE_FACTOR = 5.0
+MIN_DISTINCT_OTHERS = 20
+MAX_SENTINEL_COLUMNS = 3
+#: affected-row comparisons need this many affected test rows
+MIN_AFFECTED_ROWS = 10
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+class _Scorer:
+    """The main metric on integer-coded labels, fast enough to bootstrap.
+
+    Classification: macro F1 over the classes present in ``y`` (as
+    :func:`mlflow_deepfix.performance.score_main_metric`); regression: R².
+    """
+
+    def __init__(self, task: str, y: Any):
+        self.classification = is_classification(task)
+        if self.classification:
+            keys = _str_keys(y)
+            self._codes: dict[str, int] = {}
+            self.y = self.encode_keys(keys)
+        else:
+            self.y = _floats(y)
+
+    def encode_keys(self, keys: np.ndarray) -> np.ndarray:
+        out = np.empty(keys.size, dtype=np.int64)
+        for i, key in enumerate(keys):
+            out[i] = self._codes.setdefault(key, len(self._codes))
+        return out
+
+    def encode(self, predictions: Any) -> np.ndarray:
+        if self.classification:
+            return self.encode_keys(_str_keys(predictions))
+        return _floats(predictions)
+
+    def score(self, pred: np.ndarray, rows: np.ndarray | None = None, y=None) -> float:
+        y = self.y if y is None else y
+        if rows is not None:
+            y, pred = y[rows], pred[rows]
+        if self.classification:
+            k = len(self._codes) + 1
+            tp = np.bincount(y[y == pred], minlength=k).astype(float)
+            n_true = np.bincount(y, minlength=k).astype(float)
+            n_pred = np.bincount(pred, minlength=k).astype(float)
+            present = n_true > 0
+            denominator = (n_true + n_pred)[present]
+            f1 = np.divide(2 * tp[present], denominator, out=np.zeros(present.sum()),
+                           where=denominator > 0)
+            return float(f1.mean()) if f1.size else float("nan")
+        keep = np.isfinite(y) & np.isfinite(pred)
+        y, pred = y[keep], pred[keep]
+        if y.size < 2:
+            return float("nan")
+        total = float(((y - y.mean()) ** 2).sum())
+        if total == 0:
+            return 0.0
+        return 1.0 - float(((y - pred) ** 2).sum()) / total
+
+    def error(self, pred: np.ndarray, rows: np.ndarray) -> float:
+        """Error of single rows, averaged: share wrong (classification) or mean absolute
+        error in units of the target's standard deviation (regression)."""
+        y, p = self.y[rows], pred[rows]
+        if self.classification:
+            return float(np.mean(y != p))
+        scale = float(np.nanstd(self.y)) or 1.0
+        keep = np.isfinite(y) & np.isfinite(p)
+        return float(np.mean(np.abs(y[keep] - p[keep])) / scale) if keep.any() else float("nan")
+
+    def paired_noise(self, before: np.ndarray, after: np.ndarray, seed: int) -> float:
+        """Bootstrap standard error of ``score(after) - score(before)`` over test rows."""
+        rng = np.random.default_rng(seed)
+        n = self.y.size
+        diffs = []
+        for _ in range(N_BOOTSTRAP):
+            rows = rng.integers(0, n, n)
+            diffs.append(self.score(after, rows) - self.score(before, rows))
+        diffs = np.asarray(diffs)
+        diffs = diffs[np.isfinite(diffs)]
+        return float(np.std(diffs)) if diffs.size else float("nan")
+
+
+def _str_keys(values: Any) -> np.ndarray:
+    keys = label_keys(np.asarray(values, dtype=object).ravel())
+    return np.asarray(["<nan>" if pd.isna(k) else str(k) for k in keys], dtype=object)
+
+
+def _floats(values: Any) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    return pd.to_numeric(pd.Series(array.ravel()), errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None or not np.isfinite(value) else round(float(value), 4)
+
+
+# --------------------------------------------------------------------------- refits
+
+
+@dataclass
+class _Refit:
+    """What a counterfactual refit needs: the template, the sampled rows and a clock."""
+
+    template: Any
+    model_used: str
+    X_train: pd.DataFrame
+    y_train: np.ndarray
+    X_test: pd.DataFrame
+    deadline: float
+    skipped: list[str] = field(default_factory=list)
+    _base: np.ndarray | None = None
+
+    def predict(self, change: Callable[[pd.DataFrame, pd.DataFrame], tuple] | None, what: str):
+        """Test predictions of the template refitted after ``change`` (None = as is)."""
+        from sklearn.base import clone
+
+        if time.perf_counter() > self.deadline:
+            self.skipped.append(what)
+            return None
+        X_train, X_test = self.X_train, self.X_test
+        if change is not None:
+            X_train, X_test = change(X_train.copy(), X_test.copy())
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = clone(self.template).fit(X_train, self.y_train)
+                return np.asarray(model.predict(X_test))
+        except Exception as error:
+            logger.warning("intervention %s: refit failed: %s: %s", what, type(error).__name__, error)
+            return None
+
+    def base(self) -> np.ndarray | None:
+        if self._base is None:
+            self._base = self.predict(None, "base refit")
+        return self._base
+
+
+def _template(adapter: Any, task: str, features: list[str], cat_features: list[str],
+              train: pd.DataFrame, seed: int) -> tuple[Any, str] | None:
+    """A clone-able copy of the user's model, else the ladder's tree as a surrogate."""
+    from sklearn.base import clone
+
+    raw = getattr(adapter, "raw_model", None)
+    if raw is not None and hasattr(raw, "fit") and hasattr(raw, "get_params"):
+        try:
+            clone(raw)
+            return raw, "clone"
+        except Exception as error:
+            logger.info("the model cannot be cloned (%s); a surrogate is used", error)
+    from mlflow_deepfix.testing.baselines import _rungs, _split_columns
+
+    numeric, categorical = _split_columns(train, features, set(cat_features))
+    rungs = dict(_rungs(is_classification(task), seed, numeric, categorical))
+    return rungs["tree"], "surrogate"
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def leak_candidates(dataset: DatasetSummary) -> list[tuple[str, float]]:
+    """Features whose association with the label on train reaches LEAK_ASSOCIATION
+    (not index-like ones: identifier_leakage judges those), strongest first."""
+    if dataset.train is None:
+        return []
+    features = set(dataset.feature_names)
+    found = [
+        (c.name, float(c.target_association))
+        for c in dataset.train.columns
+        if c.name in features
+        and not c.monotonic
+        and c.target_association is not None
+        and c.target_association >= LEAK_ASSOCIATION
+    ]
+    return sorted(found, key=lambda t: (-t[1], t[0]))[:MAX_LEAK_CANDIDATES]
+
+
+def outlier_candidates(dataset: DatasetSummary) -> list[str]:
+    """Numeric features with at least MIN_OUTLIER_SHARE of rows beyond 5 IQRs in a split."""
+    features = set(dataset.feature_names)
+    share: dict[str, float] = {}
+    for split in (dataset.train, dataset.test):
+        if split is None:
+            continue
+        for c in split.columns:
+            if c.name in features and c.kind == "numeric" and c.outlier_fraction:
+                share[c.name] = max(share.get(c.name, 0.0), c.outlier_fraction)
+    chosen = [n for n, s in share.items() if s >= MIN_OUTLIER_SHARE]
+    return sorted(chosen, key=lambda n: (-share[n], n))[:MAX_OUTLIER_COLUMNS]
+
+
+def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
+    """(column, value, share) of numeric features where one value is a spike in an
+    otherwise continuous column: a code standing for a missing measurement, or a genuine
+    point mass (zero income): the impute-and-refit tells which."""
+    found = []
+    for column in features:
+        if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
+            continue
+        counts = train[column].value_counts(dropna=True)
+        if len(counts) < MIN_DISTINCT_OTHERS + 1:
+            continue
+        n = float(train[column].notna().sum())
+        top, runner_up = counts.iloc[0] / n, counts.iloc[1] / n
+        if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
+            found.append((column, float(counts.index[0]), float(top)))
+    return sorted(found, key=lambda t: (-t[2], t[0]))[:MAX_SENTINEL_COLUMNS]
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def run_interventions(**kwargs: Any) -> tuple[list[Intervention], list[str]]:
+    """Run the chance-level measurement and the refits the pre-signals call for (see
+    :func:`_run_interventions` for the arguments), with native thread pools limited to
+    one thread: refits of small samples gain nothing from OpenMP/BLAS threads, and on a
+    busy machine their spin-waiting made a 1 s refit take tens of seconds."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _run_interventions(**kwargs)
+
+
+def _run_interventions(
+    *,
+    task: str,
+    target: str,
+    features: list[str],
+    cat_features: list[str],
+    train: pd.DataFrame | None,
+    test: pd.DataFrame,
+    pred_test: np.ndarray,
+    dataset: DatasetSummary,
+    adapter: Any,
+    seed: int,
+    budget_seconds: float = BUDGET_SECONDS,
+) -> tuple[list[Intervention], list[str]]:
+    """Run the chance-level measurement and the refits the pre-signals call for.
+
+    Returns the interventions and plain-language notes (what was skipped and why).
+    Never raises on bad data: a measurement that fails is left out and logged.
+    """
+    notes: list[str] = []
+    rows = sample_index(len(test), MAX_TEST_ROWS, seed)
+    test_rows = test.iloc[rows].reset_index(drop=True)
+    scorer = _Scorer(task, test_rows[target].to_numpy())
+    pred = scorer.encode(np.asarray(pred_test)[rows] if len(pred_test) == len(test) else pred_test)
+    if pred.size != scorer.y.size:
+        return [], ["Interventions skipped: predictions and test rows do not line up."]
+    results: list[Intervention] = []
+    started = time.perf_counter()
+    try:
+        results.append(_chance_level(scorer, pred, task, train, target, test_rows, seed))
+    except Exception as error:
+        logger.warning("chance level failed: %s: %s", type(error).__name__, error)
+
+    if train is not None and dataset.comparison is not None and dataset.comparison.overlap_fraction > 0:
+        try:
+            shared = _overlap_rows(scorer, pred, train, test_rows, features, seed)
+            if shared is not None:
+                results.append(shared)
+        except Exception as error:  # noqa: BLE001
+            logger.warning("overlap rows failed: %s: %s", type(error).__name__, error)
+
+    if not scorer.classification:
+        inverted = _invert_log_target(scorer, pred, seed)
+        if inverted is not None:
+            results.append(inverted)
+
+    leaks = leak_candidates(dataset)
+    extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
+    sentinels = (
+        [t for t in sentinel_candidates(train, features) if t[0] in test_rows.columns]
+        if train is not None
+        else []
+    )
+    if train is not None and len(train) >= 20 and (leaks or extremes or sentinels):
+        present = [c for c in features if c in train.columns and c in test_rows.columns]
+        if len(present) == len(features):
+            train_rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)]
+            train_rows = train_rows.reset_index(drop=True)
+            template, used = _template(adapter, task, features, cat_features, train_rows, seed)
+            y_train = train_rows[target].to_numpy()
+            if used == "surrogate" and is_classification(task):
+                y_train = _str_keys(y_train)
+            refit = _Refit(
+                template=template,
+                model_used=used,
+                X_train=train_rows[features],
+                y_train=y_train,
+                X_test=test_rows[features],
+                deadline=time.perf_counter() + budget_seconds,
+            )
+            if used == "surrogate":
+                notes.append(
+                    "The model cannot be cloned and refitted (no scikit-learn flavour), so "
+                    "counterfactual refits used a surrogate (a depth-limited tree from the "
+                    "baseline ladder) in its place."
+                )
+            for column, association in leaks:
+                signature = _label_only(train_rows, target, features, column, association,
+                                        is_classification(task))
+                if signature is not None:
+                    results.append(signature)
+                permuted = _permute_feature(adapter, scorer, pred, test_rows, features, column,
+                                            association, seed)
+                if permuted is not None:
+                    results.append(permuted)
+                result = _drop_feature(refit, scorer, column, association, results, seed)
+                if result is not None:
+                    results.append(result)
+            if extremes:
+                results.extend(_outliers(refit, scorer, pred, train_rows, test_rows, extremes, seed))
+            if sentinels:
+                results.extend(_sentinels(refit, scorer, pred, test_rows, sentinels, seed))
+            if refit.skipped:
+                notes.append(
+                    f"Interventions skipped after the {budget_seconds:.0f}s budget: "
+                    + ", ".join(refit.skipped)
+                    + "."
+                )
+        else:
+            notes.append("Interventions skipped: a model feature is missing from a split.")
+    logger.info(
+        "deepfix interventions: %d in %.1fs", len(results), time.perf_counter() - started
+    )
+    return results, notes
+
+
+def _chance_level(scorer, pred, task, train, target, test_rows, seed) -> Intervention:
+    """Classification: the model's predictions scored against permuted labels (chance
+    keeps the model's own prediction mix). Regression: R² of predicting the training
+    mean. ``values["p_value"]``: share of chance scores at least as good as the model's
+    (classification) or the one-sided bootstrap share of the gain <= 0 (regression)."""
+    started = time.perf_counter()
+    model_score = scorer.score(pred)
+    rng = np.random.default_rng(seed)
+    if scorer.classification:
+        chance = np.asarray(
+            [scorer.score(pred, y=rng.permutation(scorer.y)) for _ in range(N_PERMUTATIONS)]
+        )
+        chance_score, noise = float(chance.mean()), float(chance.std())
+        p_value = float((1 + np.sum(chance >= model_score)) / (1 + chance.size))
+        detail = "model predictions scored against shuffled labels"
+    else:
+        mean = float(np.nanmean(_floats(train[target]))) if train is not None else float(
+            np.nanmean(scorer.y)
+        )
+        dummy = np.full(scorer.y.size, mean)
+        chance_score = scorer.score(dummy)
+        n = scorer.y.size
+        gains = []
+        for _ in range(N_BOOTSTRAP):
+            rows = rng.integers(0, n, n)
+            gains.append(scorer.score(pred, rows) - scorer.score(dummy, rows))
+        gains = np.asarray(gains)
+        gains = gains[np.isfinite(gains)]
+        noise = float(gains.std()) if gains.size else float("nan")
+        p_value = float(np.mean(gains <= 0)) if gains.size else float("nan")
+        detail = "model vs predicting the training mean"
+    return Intervention(
+        kind="chance_level",
+        category="underfitting",
+        metric="f1_macro" if scorer.classification else "r2",
+        score_before=_round(chance_score),
+        score_after=_round(model_score),
+        noise=_round(noise),
+        n_rows=int(scorer.y.size),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        values={"p_value": round(p_value, 4)},
+        detail=detail,
+    )
+
+
+def _neutralise(column: str, value: Any):
+    def change(X_train: pd.DataFrame, X_test: pd.DataFrame):
+        X_train[column] = value
+        X_test[column] = value
+        return X_train, X_test
+
+    return change
+
+
+def _typical(series: pd.Series) -> Any:
+    numeric = pd.to_numeric(series, errors="coerce")
+    if pd.api.types.is_numeric_dtype(series) and numeric.notna().any():
+        return float(numeric.median())
+    mode = series.dropna().mode()
+    return mode.iloc[0] if len(mode) else series.iloc[0]
+
+
+def _refit_comparison(
+    refit, scorer, base, after, *, seed: int, started: float, **fields
+) -> Intervention:
+    """One counterfactual refit as an :class:`Intervention`: the refit clone's score with
+    the suspected cause left in (``base``) and taken out (``after``), with the paired
+    noise of the difference, so every refit is reported the same way."""
+    base_codes, after_codes = scorer.encode(base), scorer.encode(after)
+    return Intervention(
+        metric="f1_macro" if scorer.classification else "r2",
+        score_before=_round(scorer.score(base_codes)),
+        score_after=_round(scorer.score(after_codes)),
+        noise=_round(scorer.paired_noise(base_codes, after_codes, seed)),
+        n_rows=len(refit.X_train),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used=refit.model_used,
+        **fields,
+    )
+
+
+def _drop_feature(refit, scorer, column, association, results, seed) -> Intervention | None:
+    started = time.perf_counter()
+    base = refit.base()
+    if base is None:
+        return None
+    after = refit.predict(_neutralise(column, _typical(refit.X_train[column])), f"drop {column!r}")
+    if after is None:
+        return None
+    chance = next((r for r in results if r.kind == "chance_level"), None)
+    return _refit_comparison(
+        refit, scorer, base, after, seed=seed, started=started,
+        kind="drop_feature",
+        category="target_leakage",
+        target=column,
+        values={
+            "association": round(association, 4),
+            **({"chance": chance.score_before} if chance and chance.score_before is not None else {}),
+        },
+        detail=f"refit with {column!r} held at its training median/mode",
+    )
+
+
+def _r2_fit(design: np.ndarray, y: np.ndarray) -> float:
+    design = np.column_stack([np.ones(len(y)), design])
+    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
+    residual = y - design @ coef
+    total = float(((y - y.mean()) ** 2).sum())
+    return 1.0 - float((residual**2).sum()) / total if total > 0 else 0.0
+
+
+def _numeric_matrix(frame: pd.DataFrame) -> np.ndarray:
+    values = frame.apply(pd.to_numeric, errors="coerce").replace([np.inf, -np.inf], np.nan)
+    values = values.fillna(values.median()).fillna(0.0).to_numpy(dtype=float)
+    std = values.std(axis=0)
+    keep = std > 0
+    return (values[:, keep] - values[:, keep].mean(axis=0)) / std[keep]
+
+
+def _label_only(train_rows, target, features, column, association, classification):
+    """Is the feature's information about the label shared with any other feature?
+
+    A value recorded after the outcome (or computed from the label) is the label plus
+    noise: once the label is known, nothing else in the row tells anything about it. A
+    real feature shares causes with other features, so they explain part of what the
+    label leaves unexplained. Measured on the training sample with least squares:
+    ``r2_label`` (the feature from the label alone), ``r2_full`` (label + every other
+    numeric feature), and ``shared`` = (r2_full - r2_label) / (1 - r2_label), against
+    ``chance`` = what that many random predictors explain on that many rows.
+    """
+    started = time.perf_counter()
+    x = pd.to_numeric(train_rows[column], errors="coerce")
+    if x.notna().sum() < 50 or x.nunique() < 3:
+        return None
+    keep = x.notna().to_numpy()
+    x = x.to_numpy(dtype=float)[keep]
+    if classification:
+        label = pd.get_dummies(_str_keys(train_rows[target].to_numpy()[keep])).to_numpy(dtype=float)[:, 1:]
+    else:
+        label = _floats(train_rows[target].to_numpy()[keep]).reshape(-1, 1)
+        label = np.column_stack([label, label**2]) if np.isfinite(label).all() else None
+        if label is None:
+            return None
+    others = [c for c in features if c != column]
+    other = _numeric_matrix(train_rows.loc[keep, others]) if others else np.empty((len(x), 0))
+    if other.shape[1] == 0:
+        return None
+    r2_label = _r2_fit(label, x)
+    r2_full = _r2_fit(np.column_stack([label, other]), x)
+    left = max(1.0 - r2_label, 1e-9)
+    shared = max(r2_full - r2_label, 0.0) / left
+    chance = other.shape[1] / max(len(x) - label.shape[1] - 1, 1)
+    return Intervention(
+        kind="label_only_feature",
+        category="target_leakage",
+        target=column,
+        metric="shared_r2",
+        score_before=_round(chance),
+        score_after=_round(shared),
+        n_rows=len(x),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        values={
+            "association": round(association, 4),
+            "r2_label": round(r2_label, 4),
+            "r2_full": round(r2_full, 4),
+            "n_other": float(other.shape[1]),
+        },
+        detail=(
+            f"share of {column!r} that the label leaves unexplained and the other features "
+            "explain (after), vs what as many random features explain (before)"
+        ),
+    )
+
+
+def _permute_feature(adapter, scorer, pred, test_rows, features, column, association, seed):
+    """The user's model itself (no refit) on test rows with ``column`` shuffled: how much
+    of its score rests on that one feature."""
+    started = time.perf_counter()
+    shuffled = test_rows[features].copy()
+    rng = np.random.default_rng(seed)
+    shuffled[column] = shuffled[column].to_numpy()[rng.permutation(len(shuffled))]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            after = scorer.encode(adapter.predict(shuffled))
+    except Exception as error:
+        logger.warning("permuting %r failed: %s: %s", column, type(error).__name__, error)
+        return None
+    if after.size != pred.size:
+        return None
+    return Intervention(
+        kind="permute_feature",
+        category="target_leakage",
+        target=column,
+        metric="f1_macro" if scorer.classification else "r2",
+        score_before=_round(scorer.score(pred)),
+        score_after=_round(scorer.score(after)),
+        noise=_round(scorer.paired_noise(pred, after, seed)),
+        n_rows=int(pred.size),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        values={"association": round(association, 4)},
+        detail=f"the model's own predictions with {column!r} shuffled across test rows",
+    )
+
+
+def _affected(scorer, pred, affected, *, kind, category, target, seed, started, detail):
+    """Error on affected test rows (after) vs the rest (before), with a bootstrap noise."""
+    n_affected = int(affected.sum())
+    if not MIN_AFFECTED_ROWS <= n_affected <= affected.size - MIN_AFFECTED_ROWS:
+        return None
+    rest_rows, hit_rows = np.flatnonzero(~affected), np.flatnonzero(affected)
+    rng = np.random.default_rng(seed)
+    boot = [
+        scorer.error(pred, rng.choice(hit_rows, hit_rows.size))
+        - scorer.error(pred, rng.choice(rest_rows, rest_rows.size))
+        for _ in range(N_BOOTSTRAP)
+    ]
+    return Intervention(
+        kind=kind,
+        category=category,
+        target=target,
+        metric="error_rate" if scorer.classification else "mae_over_std",
+        score_before=_round(scorer.error(pred, rest_rows)),
+        score_after=_round(scorer.error(pred, hit_rows)),
+        noise=_round(float(np.nanstd(boot))),
+        n_rows=n_affected,
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        detail=detail,
+    )
+
+
+#: predictions above this cannot be log-scale values of a real target (expm1 overflows)
+MAX_LOG_PREDICTION = 50.0
+
+
+def _invert_log_target(scorer, pred, seed) -> Intervention | None:
+    """The model's own predictions, scored as they are (before) and after ``expm1``
+    (after): a model trained on log1p(target) and served without the inverse transform
+    predicts the log of the answer, and the inverse makes it right."""
+    started = time.perf_counter()
+    finite = pred[np.isfinite(pred)]
+    y = scorer.y[np.isfinite(scorer.y)]
+    if finite.size < 10 or y.size < 10 or finite.max() > MAX_LOG_PREDICTION or y.min() < 0:
+        return None
+    inverted = np.expm1(pred)
+    return Intervention(
+        kind="invert_target_transform",
+        category="preprocessing_mismatch",
+        target="expm1",
+        metric="r2",
+        score_before=_round(scorer.score(pred)),
+        score_after=_round(scorer.score(inverted)),
+        noise=_round(scorer.paired_noise(pred, inverted, seed)),
+        n_rows=int(pred.size),
+        seconds=round(time.perf_counter() - started, 3),
+        model_used="predictions",
+        detail="the model's test predictions scored as served (before) and after expm1 (after)",
+    )
+
+
+def _overlap_rows(scorer, pred, train, test_rows, features, seed) -> Intervention | None:
+    """Test rows whose features also appear in train (after) vs the others (before): a
+    copy the model memorised is predicted better, which is how overlap inflates the score.
+    Natural repeats (discrete survey answers) with their own labels are not."""
+    started = time.perf_counter()
+    present = [c for c in features if c in train.columns and c in test_rows.columns]
+    if not present:
+        return None
+    seen = set(pd.util.hash_pandas_object(train[present].astype(str), index=False).to_numpy())
+    hashes = pd.util.hash_pandas_object(test_rows[present].astype(str), index=False).to_numpy()
+    shared = np.fromiter((h in seen for h in hashes), dtype=bool, count=len(hashes))
+    return _affected(
+        scorer, pred, shared, kind="overlap_rows", category="train_test_overlap",
+        target="*", seed=seed, started=started,
+        detail="error on test rows whose features also appear in train (after) vs the rest",
+    )
+
+
+def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Intervention]:
+    """Rows holding the spike value vs the rest, and a refit with the spike replaced by
+    the median of the column's other values (what an imputer would have done)."""
+    out = []
+    for column, value, share in sentinels:
+        started = time.perf_counter()
+        hit = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float) == value
+        rows = _affected(
+            scorer, pred, hit, kind="sentinel_rows", category="missing_values",
+            target=column, seed=seed, started=started,
+            detail=f"error on test rows where {column!r} == {value:g} (after) vs the rest (before)",
+        )
+        if rows is not None:
+            rows.values.update(value=value, share=round(share, 4))
+            out.append(rows)
+        others = pd.to_numeric(refit.X_train[column], errors="coerce")
+        rest = others[(others != value) & others.notna()]
+        fill = float(rest.median())
+        q25, q75 = np.percentile(rest, [25, 75]) if len(rest) else (0.0, 0.0)
+        iqr = max(float(q75 - q25), 1e-12)
+        # how far the spike sits outside the range of the other values, in their IQRs
+        # (0 inside the range): a code like 0 for a blood pressure sits far outside
+        gap = max(float(rest.min()) - value, value - float(rest.max()), 0.0) / iqr if len(rest) else 0.0
+        if rows is not None:
+            rows.values.update(gap=round(gap, 4))
+
+        def impute(X_train, X_test, column=column, value=value, fill=fill):
+            for frame in (X_train, X_test):
+                frame[column] = pd.to_numeric(frame[column], errors="coerce").replace(value, fill)
+            return X_train, X_test
+
+        started = time.perf_counter()
+        base = refit.base()
+        after = refit.predict(impute, f"impute {column!r}") if base is not None else None
+        if after is None:
+            continue
+        out.append(
+            _refit_comparison(
+                refit, scorer, base, after, seed=seed, started=started,
+                kind="impute_sentinel",
+                category="missing_values",
+                target=column,
+                values={"value": value, "share": round(share, 4), "gap": round(gap, 4)},
+                detail=f"refit with {column!r} == {value:g} replaced by the median of the rest",
+            )
+        )
+    return out
+
+
+def _fences(series: pd.Series) -> tuple[float, float] | None:
+    values = pd.to_numeric(series, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
+    if values.size < 10:
+        return None
+    q25, q75 = np.percentile(values, [25, 75])
+    iqr = q75 - q25
+    if iqr <= 0:
+        return None
+    return float(q25 - FENCE_IQR * iqr), float(q75 + FENCE_IQR * iqr)
+
+
+def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list[Intervention]:
+    """Affected rows vs the rest (the model's own predictions) and an impute-and-refit."""
+    started = time.perf_counter()
+    fences = {c: f for c in columns if (f := _fences(train_rows[c])) is not None}
+    if not fences:
+        return []
+    out: list[Intervention] = []
+    affected = np.zeros(len(test_rows), dtype=bool)
+    for column, (low, high) in fences.items():
+        values = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            affected |= (values < low) | (values > high)
+    target = ",".join(sorted(fences))
+    n_affected = int(affected.sum())
+    if MIN_AFFECTED_ROWS <= n_affected <= len(test_rows) - MIN_AFFECTED_ROWS:
+        rest_rows, hit_rows = np.flatnonzero(~affected), np.flatnonzero(affected)
+        error_rest, error_hit = scorer.error(pred, rest_rows), scorer.error(pred, hit_rows)
+        rng = np.random.default_rng(seed)
+        boot = []
+        for _ in range(N_BOOTSTRAP):
+            a = rng.choice(hit_rows, hit_rows.size)
+            b = rng.choice(rest_rows, rest_rows.size)
+            boot.append(scorer.error(pred, a) - scorer.error(pred, b))
+        out.append(
+            Intervention(
+                kind="affected_rows",
+                category="outliers",
+                target=target,
+                metric="error_rate" if scorer.classification else "mae_over_std",
+                score_before=_round(error_rest),
+                score_after=_round(error_hit),
+                noise=_round(float(np.nanstd(boot))),
+                n_rows=n_affected,
+                seconds=round(time.perf_counter() - started, 3),
+                model_used="predictions",
+                detail="error on test rows beyond the 5-IQR fences (after) vs the rest (before)",
+            )
+        )
+
+    medians = {c: float(pd.to_numeric(train_rows[c], errors="coerce").median()) for c in fences}
+
+    def clip(X_train: pd.DataFrame, X_test: pd.DataFrame):
+        for column, (low, high) in fences.items():
+            for frame in (X_train, X_test):
+                values = pd.to_numeric(frame[column], errors="coerce")
+                frame[column] = values.mask((values < low) | (values > high), medians[column])
+        return X_train, X_test
+
+    started = time.perf_counter()
+    base = refit.base()
+    after = refit.predict(clip, "impute outliers") if base is not None else None
+    if after is not None:
+        out.append(
+            _refit_comparison(
+                refit, scorer, base, after, seed=seed, started=started,
+                kind="impute_outliers",
+                category="outliers",
+                target=target,
+                detail="refit with values beyond the training 5-IQR fences replaced by the median",
+            )
+        )
+    return out

@@ -1,0 +1,342 @@
+"""Perturbation robustness: do predictions survive small, realistic input changes?
+
+A model whose decision moves when a reading wobbles by a few percent of its natural
+spread, when a word gets a typo or an image gets a little brighter, will give different
+answers to the same case in production. This module measures that on a bounded, seeded
+sample of the evaluation rows (at most :data:`MAX_ROWS`):
+
+* numeric features: Gaussian noise of :data:`NOISE_FRACTION` x the feature's spread
+  (inter-quartile range on the training data, else its standard deviation); integer
+  columns stay integers;
+* categorical features: a swap to the *neighbouring* frequent level (ordered or
+  integer-coded categories with at least :data:`MIN_LEVELS` levels holding
+  :data:`MIN_LEVEL_SHARE` of the rows each: the next level up or down). Unordered labels
+  ("rent", "own") and short scales (a 0/1 flag) are left as they are: a swap there
+  changes what the row says, so a changed prediction would not be fragility;
+* text: typos (two adjacent letters swapped), case, punctuation and whitespace;
+* images: brightness (+8% of the range), contrast (x0.9) and a one-pixel shift.
+
+Each input is perturbed on its own (to name the fragile ones) and all together (for
+the headline flip rate and score drop). Everything is seeded: same inputs, same numbers.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.schemas import FeatureFragility, RobustnessSummary
+
+logger = logging.getLogger(__name__)
+
+MAX_ROWS = 500
+#: at most this many tabular features are perturbed one by one (most important first)
+MAX_FEATURES = 25
+NOISE_FRACTION = 0.05
+MIN_LEVEL_SHARE = 0.02
+#: a neighbouring level is a *small* change only on a scale of this many levels (an
+#: adjacent age band of eight); on a shorter scale it changes what the row says
+MIN_LEVELS = 5
+#: regression: a prediction "flips" when it moves by more than this x std(target)
+REGRESSION_FLIP = 0.2
+_PUNCTUATION = set(string.punctuation)
+
+
+def headline_score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> tuple[str, float]:
+    """Accuracy (classification) or R^2 (regression) of ``y_pred``: the score every
+    behaviour probe reports its drops in."""
+    if task == "regression":
+        y, p = np.asarray(y_true, float), np.asarray(y_pred, float)
+        total = float(((y - y.mean()) ** 2).sum())
+        return "r2", (1.0 - float(((y - p) ** 2).sum()) / total) if total > 0 else 0.0
+    return "accuracy", float(np.mean(np.asarray(y_true).astype(str) == np.asarray(y_pred).astype(str)))
+
+
+def changed(task: str, before: np.ndarray, after: np.ndarray, target_std: float) -> np.ndarray:
+    """Per row: did the prediction change (another label, or a large move)?"""
+    if task == "regression":
+        tolerance = REGRESSION_FLIP * (target_std if target_std > 0 else 1.0)
+        return np.abs(np.asarray(after, float) - np.asarray(before, float)) > tolerance
+    return np.asarray(before).astype(str) != np.asarray(after).astype(str)
+
+
+# --------------------------------------------------------------------------- tabular
+
+
+def _spread(reference: pd.Series) -> float:
+    values = pd.to_numeric(reference, errors="coerce").to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size < 2:
+        return 0.0
+    q25, q75 = np.percentile(values, [25, 75])
+    return float(q75 - q25) if q75 > q25 else float(values.std())
+
+
+def _numeric_noise(reference: pd.Series) -> tuple[str, Callable] | None:
+    spread = _spread(reference)
+    if spread <= 0:
+        return None
+    integral = pd.api.types.is_integer_dtype(reference.dtype)
+
+    def perturb(column: pd.Series, rng: np.random.Generator) -> pd.Series:
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        noisy = values + rng.normal(0.0, NOISE_FRACTION * spread, size=values.size)
+        if integral:
+            noisy = np.round(noisy)
+            return pd.Series(noisy, index=column.index).astype(column.dtype, errors="ignore")
+        return pd.Series(noisy, index=column.index, dtype=float)
+
+    return f"noise of {NOISE_FRACTION:.0%} of its spread", perturb
+
+
+def _neighbour_swap(reference: pd.Series) -> tuple[str, Callable] | str:
+    """Adjacent frequent level for ordered or integer-coded categories; unordered
+    labels get a reason instead."""
+    dtype = reference.dtype
+    ordered = isinstance(dtype, pd.CategoricalDtype) and dtype.ordered
+    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    if not (ordered or numeric):
+        return "unordered categories have no neighbour: a swap would change the row's meaning"
+    shares = reference.value_counts(normalize=True)
+    levels = list(dtype.categories) if ordered else sorted(shares.index)
+    frequent = [v for v in levels if shares.get(v, 0.0) >= MIN_LEVEL_SHARE]
+    if len(frequent) < MIN_LEVELS:
+        return (
+            f"{len(frequent)} frequent levels: a neighbouring level would change the row's "
+            "meaning, not perturb it"
+        )
+    position = {v: i for i, v in enumerate(frequent)}
+
+    def perturb(column: pd.Series, rng: np.random.Generator) -> pd.Series:
+        steps = rng.choice([-1, 1], size=len(column))
+        out = column.copy()
+        values = column.to_numpy(dtype=object)
+        for i, value in enumerate(values):
+            where = position.get(value)
+            if where is None:
+                continue
+            j = where + steps[i]
+            j = j if 0 <= j < len(frequent) else where - steps[i]
+            out.iloc[i] = frequent[j]
+        return out
+
+    return "swap to the neighbouring frequent level", perturb
+
+
+# --------------------------------------------------------------------------- content
+
+
+def _typo(text: str, rng: np.random.Generator) -> str:
+    words = text.split(" ")
+    long_words = [i for i, w in enumerate(words) if sum(ch.isalpha() for ch in w) > 3]
+    if not long_words:
+        return text
+    i = long_words[rng.integers(len(long_words))]
+    word = words[i]
+    j = int(rng.integers(1, len(word) - 2)) if len(word) > 3 else 0
+    words[i] = word[:j] + word[j + 1] + word[j] + word[j + 2 :]
+    return " ".join(words)
+
+
+def _case(text: str, rng: np.random.Generator) -> str:
+    return text.upper() if rng.random() < 0.5 else text.title()
+
+
+def _punctuation(text: str, rng: np.random.Generator) -> str:
+    stripped = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    return stripped if stripped != text else text + "!"
+
+
+def _whitespace(text: str, rng: np.random.Generator) -> str:
+    return "  " + text.replace(" ", "  ") + " "
+
+
+TEXT_PERTURBATIONS: dict[str, Callable[[str, np.random.Generator], str]] = {
+    "typos": _typo,
+    "case": _case,
+    "punctuation": _punctuation,
+    "whitespace": _whitespace,
+}
+
+
+def _as_image(value) -> np.ndarray:
+    return np.asarray(value, dtype=float)
+
+
+def _brightness(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """+8% of the image's own dynamic range; bright pixels saturate as in a camera."""
+    low, high = float(image.min()), float(image.max())
+    return np.clip(image + 0.08 * (high - low), min(low, 0.0), high)
+
+
+def _contrast(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return image.mean() + 0.9 * (image - image.mean())
+
+
+#: a shift is "small" when one pixel is at most this share of the image's side; smaller
+#: images (8x8 digits: one pixel is 12%) are not shifted
+MAX_SHIFT_SHARE = 0.035
+
+
+def _shift(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    axis = int(rng.integers(2))
+    return np.roll(image, int(rng.choice([-1, 1])), axis=axis)
+
+
+IMAGE_PERTURBATIONS: dict[str, Callable[[np.ndarray, np.random.Generator], np.ndarray]] = {
+    "brightness +8%": _brightness,
+    "contrast x0.9": _contrast,
+    "one-pixel shift": _shift,
+}
+
+
+# --------------------------------------------------------------------------- measure
+
+
+def measure_robustness(
+    predict: Callable[[pd.DataFrame], np.ndarray],
+    test: pd.DataFrame,
+    *,
+    target: str,
+    task: str,
+    feature_names: list[str],
+    cat_features: list[str],
+    reference: pd.DataFrame | None = None,
+    importances: dict[str, float] | None = None,
+    modality: str = "tabular",
+    content_column: str | None = None,
+    seed: int = 0,
+    max_rows: int = MAX_ROWS,
+) -> RobustnessSummary:
+    """Flip rate and score drop under small perturbations, per input and all together.
+
+    ``predict`` takes a frame of the evaluation rows (every column but the target);
+    ``reference`` (the training split, else ``test``) gives each feature's spread.
+    """
+    from mlflow_deepfix.testing.stats.sampling import sample_index
+
+    rows = test.iloc[sample_index(len(test), max_rows, seed)].reset_index(drop=True)
+    features, y_true = rows.drop(columns=[target]), rows[target].to_numpy()
+    reference = reference if reference is not None else test
+    target_std = float(pd.to_numeric(test[target], errors="coerce").std() or 0.0) if task == "regression" else 0.0
+    base = predict(features)
+    metric, base_score = headline_score(task, y_true, base)
+
+    perturbations: dict[str, tuple[str, str, str, Callable]] = {}
+    not_perturbed: dict[str, str] = {}
+    if modality == "tabular":
+        ranked = sorted(
+            (f for f in feature_names if f in features.columns),
+            key=lambda f: (-(importances or {}).get(f, 0.0), f),
+        )
+        for name in ranked[:MAX_FEATURES]:
+            source = reference[name] if name in reference.columns else test[name]
+            if name in cat_features:
+                made = _neighbour_swap(source)
+                kind = "categorical"
+            else:
+                made = _numeric_noise(source) or "no spread to perturb within"
+                kind = "numeric"
+            if isinstance(made, str):
+                not_perturbed[name] = made
+                continue
+            words, func = made
+            perturbations[name] = (name, kind, words, _column_func(name, func))
+        for name in ranked[MAX_FEATURES:]:
+            not_perturbed[name] = f"beyond the {MAX_FEATURES} most important features"
+    elif content_column is not None:
+        table = dict(TEXT_PERTURBATIONS if modality == "text" else IMAGE_PERTURBATIONS)
+        convert = str if modality == "text" else _as_image
+        if modality == "image" and len(features):
+            side = min(np.asarray(features[content_column].iloc[0]).shape[:2])
+            if 1.0 / max(side, 1) > MAX_SHIFT_SHARE:
+                table.pop("one-pixel shift")
+                not_perturbed[f"{content_column}: one-pixel shift"] = (
+                    f"images of {side} pixels: one pixel is not a small shift"
+                )
+        for label, func in table.items():
+            key = f"{content_column}: {label}"
+            perturbations[key] = (
+                key, modality, label, _content_func(content_column, func, convert)
+            )
+
+    # every perturbed copy of the sample goes to the model in one call: the per-call
+    # overhead of a pyfunc (schema enforcement, conversions) dominates on small samples
+    keys = sorted(perturbations)
+    frames = []
+    for position, key in enumerate(keys):
+        frames.append(perturbations[key][3](features, np.random.default_rng([seed, position])))
+    if keys:
+        rng = np.random.default_rng([seed, len(keys) + 1])
+        everything = features
+        for key in keys:
+            everything = perturbations[key][3](everything, rng)
+        frames.append(everything)
+    outputs = batched_predict(predict, frames)
+
+    fragilities = []
+    for key, after in zip(keys, outputs):
+        name, kind, words, _ = perturbations[key]
+        flips = changed(task, base, after, target_std)
+        fragilities.append(
+            FeatureFragility(
+                feature=name,
+                kind=kind,
+                perturbation=words,
+                flip_rate=round(float(flips.mean()), 4),
+                score_drop=round(base_score - headline_score(task, y_true, after)[1], 4),
+            )
+        )
+    fragilities.sort(key=lambda f: (-f.flip_rate, f.feature))
+
+    flip_rate, score_drop = 0.0, 0.0
+    if keys:
+        after = outputs[-1]
+        flip_rate = float(changed(task, base, after, target_std).mean())
+        score_drop = base_score - headline_score(task, y_true, after)[1]
+    return RobustnessSummary(
+        n_rows=len(rows),
+        metric=metric,
+        base_score=round(base_score, 4),
+        flip_rate=round(flip_rate, 4),
+        score_drop=round(score_drop, 4),
+        noise_fraction=NOISE_FRACTION,
+        features=fragilities,
+        not_perturbed=not_perturbed,
+    )
+
+
+def batched_predict(
+    predict: Callable[[pd.DataFrame], np.ndarray], frames: list[pd.DataFrame]
+) -> list[np.ndarray]:
+    """Predictions for each frame, from one call on their concatenation."""
+    if not frames:
+        return []
+    stacked = pd.concat(frames, ignore_index=True)
+    output = np.asarray(predict(stacked))
+    bounds = np.cumsum([0] + [len(f) for f in frames])
+    return [output[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _column_func(name: str, func: Callable) -> Callable:
+    def apply(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+        out = frame.copy()
+        out[name] = func(frame[name], rng).to_numpy()
+        return out
+
+    return apply
+
+
+def _content_func(column: str, func: Callable, convert: Callable) -> Callable:
+    def apply(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+        out = frame.copy()
+        values = [func(convert(v), rng) for v in frame[column].tolist()]
+        series = pd.Series(values, index=frame.index, dtype=object)
+        out[column] = series
+        return out
+
+    return apply

@@ -1,0 +1,284 @@
+"""Behaviour probes (issue 15): the measurements on hand-made data and models, and the
+four rules on hand-built artifact data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from deepfix_agents.reasoner import reason
+from deepfix_agents.rules import RULES
+from mlflow_deepfix.testing.confidence import measure_confidence, wilson
+from mlflow_deepfix.testing.fairness import measure_fairness, newcombe_low
+from mlflow_deepfix.testing.robustness import measure_robustness
+from mlflow_deepfix.schemas import (
+    ArtifactData,
+    ConfidenceSummary,
+    DatasetSummary,
+    FairnessSummary,
+    FeatureAssociationShift,
+    FeatureFragility,
+    GroupDisparity,
+    GroupStats,
+    RobustnessSummary,
+    SliceConfidence,
+    SplitStats,
+    SpuriousSummary,
+)
+from mlflow_deepfix.testing.spurious import measure_spurious
+
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime")
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def test_wilson_and_newcombe_intervals():
+    low, high = wilson(0, 10)
+    assert low == 0.0 and 0.25 < high < 0.35  # no successes in 10: up to ~31%
+    low, high = wilson(50, 100)
+    assert low < 0.5 < high and high - low == pytest.approx(0.19, abs=0.01)
+    # 60% vs 40% on 30 rows each is not clearly different; on 1000 rows each it is
+    assert newcombe_low(18, 30, 12, 30) < 0
+    assert newcombe_low(600, 1000, 400, 1000) > 0.15
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def _code_frame(seed: int, n: int = 3000) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    code = rng.integers(100, 140, n)
+    effect = np.random.default_rng(1).choice([0, 1], 40)
+    smooth = rng.normal(0, 1, n)
+    label = np.where(rng.random(n) < 0.9, effect[code - 100], 1 - effect[code - 100])
+    return pd.DataFrame({"code": code, "smooth": smooth, "label": label})
+
+
+def _predict(model, columns):
+    return lambda frame: model.predict(frame[columns])
+
+
+def test_a_code_read_as_a_number_is_named_fragile_and_a_smooth_model_is_not():
+    frame = _code_frame(0)
+    tree = DecisionTreeClassifier(min_samples_leaf=20, random_state=0).fit(
+        frame[["code", "smooth"]], frame["label"]
+    )
+    test = _code_frame(1, 800)
+    summary = measure_robustness(
+        _predict(tree, ["code", "smooth"]), test, target="label",
+        task="binary_classification", feature_names=["code", "smooth"], cat_features=[],
+        reference=frame, seed=0,
+    )
+    assert summary.n_rows == 500  # bounded sample
+    assert summary.features[0].feature == "code" and summary.features[0].flip_rate > 0.2
+    assert summary.score_drop > 0.1
+
+    smooth = pd.DataFrame({"x": np.linspace(-3, 3, 1000)})
+    smooth["label"] = (smooth["x"] > 0).astype(int)
+    model = LogisticRegression().fit(smooth[["x"]], smooth["label"])
+    calm = measure_robustness(
+        _predict(model, ["x"]), smooth, target="label", task="binary_classification",
+        feature_names=["x"], cat_features=[], seed=0,
+    )
+    assert calm.features[0].flip_rate < 0.05
+
+
+def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
+    frame = _code_frame(0, 600)
+    frame["colour"] = np.where(frame["smooth"] > 0, "red", "blue")
+    tree = DecisionTreeClassifier(random_state=0).fit(frame[["code", "smooth"]], frame["label"])
+    args = dict(target="label", task="binary_classification",
+                feature_names=["code", "smooth", "colour"], cat_features=["colour"], seed=3)
+    first = measure_robustness(_predict(tree, ["code", "smooth"]), frame, **args)
+    again = measure_robustness(_predict(tree, ["code", "smooth"]), frame, **args)
+    assert first == again
+    assert "colour" in first.not_perturbed and "meaning" in first.not_perturbed["colour"]
+
+
+def test_text_perturbations_expose_a_case_sensitive_vocabulary():
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    words = {1: ["great", "lovely", "superb"], 0: ["awful", "broken", "poor"]}
+    labels = rng.integers(0, 2, 400)
+    texts = [f"it was {rng.choice(words[int(y)])} really" for y in labels]
+    frame = pd.DataFrame({"review": texts, "label": labels})
+    model = make_pipeline(CountVectorizer(lowercase=False), LogisticRegression())
+    model.fit(frame["review"], frame["label"])
+    summary = measure_robustness(
+        lambda f: model.predict(f["review"]), frame, target="label",
+        task="binary_classification", feature_names=["review"], cat_features=[],
+        modality="text", content_column="review", seed=0,
+    )
+    by_name = {f.feature: f.flip_rate for f in summary.features}
+    assert by_name["review: case"] > 0.3
+    assert by_name["review: whitespace"] == 0.0
+
+
+# --------------------------------------------------------------------------- confidence
+
+
+def test_a_confidently_wrong_slice_is_found_and_described_in_words():
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"age": rng.integers(20, 90, n).astype(float),
+                          "smoker": rng.choice(["yes", "no"], n),
+                          "x": rng.normal(0, 1, n)})
+    y = (frame["x"] > 0).astype(int).to_numpy()
+    slice_mask = (frame["smoker"] == "yes") & (frame["age"] > 72)
+    y = np.where(slice_mask & (rng.random(n) < 0.7), 1 - y, y)
+    frame["label"] = y
+    p1 = 1 / (1 + np.exp(-4 * frame["x"].to_numpy()))
+    proba = np.column_stack([1 - p1, p1])
+    predicted = (p1 > 0.5).astype(int)
+    summary = measure_confidence(frame, target="label", proba=proba, predicted=predicted,
+                                 feature_names=["age", "smoker", "x"], cat_features=["smoker"])
+    top = summary.slices[0]
+    assert top.kind == "overconfident"
+    assert set(top.features) == {"age", "smoker"}
+    assert "smoker = yes" in top.description and "age >" in top.description
+    assert top.rate_low > summary.confident_error_rate + 0.3
+
+
+# --------------------------------------------------------------------------- fairness
+
+
+def test_group_gaps_have_intervals_and_small_groups_are_left_out():
+    rng = np.random.default_rng(0)
+    n = 2000
+    group = rng.choice(["A", "B"], n, p=[0.6, 0.4])
+    group[:20] = "C"  # a group too small to score
+    y = rng.integers(0, 2, n)
+    miss = (group == "B") & (y == 1) & (rng.random(n) < 0.4)
+    pred = np.where(miss, 0, y)
+    frame = pd.DataFrame({"group": group, "label": y})
+    summary = measure_fairness(frame, target="label", task="binary_classification",
+                               predicted=pred, sensitive_features=["group"], feature_names=[])
+    item = summary.features[0]
+    assert item.small_groups == ["C"] and {g.group for g in item.groups} == {"A", "B"}
+    assert item.model_sees_it is False
+    assert item.equalized_odds_difference == pytest.approx(0.4, abs=0.06)
+    assert 0.25 < item.equalized_odds_low < item.equalized_odds_difference
+    assert item.worst_group == "B"
+
+
+# --------------------------------------------------------------------------- spurious
+
+
+def test_a_broken_relation_is_told_apart_from_a_stable_one():
+    rng = np.random.default_rng(0)
+
+    def frame(n, linked):
+        x = rng.normal(0, 1, n)
+        shortcut = rng.normal(0, 1, n)
+        y = 2 * x + (3 * shortcut if linked else 0) + rng.normal(0, 0.5, n)
+        return pd.DataFrame({"x": x, "shortcut": shortcut, "y": y})
+
+    train, test = frame(800, True), frame(800, False)
+    model = LinearRegression().fit(train[["x", "shortcut"]], train["y"])
+    summary = measure_spurious(_predict(model, ["x", "shortcut"]), train, test, target="y",
+                               task="regression", feature_names=["x", "shortcut"],
+                               cat_features=[], seed=0)
+    by_name = {f.feature: f for f in summary.features}
+    broken, stable = by_name["shortcut"], by_name["x"]
+    assert broken.change_high < 0 and broken.marginal_shift < 0.1
+    assert broken.importance_train > 0.3 and broken.importance_train > broken.importance_test
+    assert stable.change_low < 0 < stable.change_high or stable.association_test > 0
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _artifact(**probes) -> ArtifactData:
+    test = SplitStats(name="test", n_rows=1000, n_columns=3)
+    return ArtifactData(task="binary_classification",
+                        dataset=DatasetSummary(target="label", test=test), **probes)
+
+
+def _signals(artifact):
+    return [s for rule in RULES for src in SOURCES for s in rule().detect(src, artifact)]
+
+
+def _fragility(rate):
+    return RobustnessSummary(
+        n_rows=500, metric="accuracy", base_score=0.9, flip_rate=rate, score_drop=rate / 2,
+        features=[FeatureFragility(feature="code", kind="numeric", perturbation="noise",
+                                   flip_rate=rate, score_drop=rate / 2)],
+    )
+
+
+@pytest.mark.parametrize(("rate", "severity"), [(0.03, None), (0.2, "medium"), (0.5, "high")])
+def test_fragile_predictions_severity_follows_the_flip_rate(rate, severity):
+    findings = reason(_signals(_artifact(robustness=_fragility(rate))), _artifact())
+    found = [f for f in findings if f.category == "fragile_predictions"]
+    if severity is None:
+        assert not found
+    else:
+        assert found[0].severity == severity and "'code'" in found[0].title
+
+
+def _slice(rate_low, share, kind="overconfident"):
+    return SliceConfidence(description="age > 62 and smoker = yes", features=["age", "smoker"],
+                           kind=kind, n_rows=int(share * 1000), share=share, n_confident=80,
+                           rate=rate_low + 0.1, rate_low=rate_low, rate_high=rate_low + 0.2,
+                           overall_rate=0.05, mean_confidence=0.55 if kind != "overconfident" else 0.9,
+                           share_of_confident_errors=0.6)
+
+
+def test_overconfident_slice_is_scored_by_excess_and_size_and_unsure_slices_stay_low():
+    big = ConfidenceSummary(n_rows=1000, threshold=0.8, confident_error_rate=0.05,
+                            n_confident=700, slices=[_slice(0.4, 0.15)])
+    artifact = _artifact(confidence=big)
+    finding = next(f for f in reason(_signals(artifact), artifact) if f.category == "overconfident_slice")
+    assert finding.severity == "high" and "age > 62 and smoker = yes" in finding.title
+    tiny = big.model_copy(update={"slices": [_slice(0.4, 0.01)]})
+    artifact = _artifact(confidence=tiny)
+    assert all(f.severity in ("low", "info") for f in reason(_signals(artifact), artifact))
+    unsure = big.model_copy(update={"slices": [_slice(0.98, 0.3, kind="underconfident")]})
+    artifact = _artifact(confidence=unsure)
+    found = [f for f in reason(_signals(artifact), artifact) if f.category == "overconfident_slice"]
+    assert found and found[0].severity == "low"
+
+
+def _disparity(eo_low):
+    groups = [GroupStats(group="A", n_rows=600, accuracy=0.9, tpr=0.9, fpr=0.1),
+              GroupStats(group="B", n_rows=400, accuracy=0.8, tpr=0.9 - eo_low - 0.05, fpr=0.1)]
+    item = GroupDisparity(feature="sex", model_sees_it=False, groups=groups,
+                          equalized_odds_difference=eo_low + 0.05, equalized_odds_low=eo_low,
+                          demographic_parity_difference=0.05, demographic_parity_low=-0.01,
+                          base_rate_difference=0.0, accuracy_difference=0.1,
+                          accuracy_difference_low=-0.01, worst_group="B", best_group="A")
+    return FairnessSummary(n_rows=1000, features=[item])
+
+
+def test_group_disparity_uses_the_lower_end_of_the_interval_and_needs_the_key():
+    assert not [s for s in _signals(_artifact()) if s.category == "group_disparity"]
+    noisy = _artifact(fairness=_disparity(-0.02))  # a gap whose interval includes 0
+    assert not [s for s in _signals(noisy) if s.category == "group_disparity"]
+    clear = _artifact(fairness=_disparity(0.2))
+    finding = next(f for f in reason(_signals(clear), clear) if f.category == "group_disparity")
+    assert finding.severity == "high" and "'sex'" in finding.title
+    assert "proxies" in finding.explanation
+
+
+def _shift(change_high, shift):
+    return SpuriousSummary(n_rows_train=500, n_rows_test=500, metric="accuracy", features=[
+        FeatureAssociationShift(feature="scanner", association_train=0.5, association_test=0.0,
+                                change_low=-0.6, change_high=change_high, marginal_shift=shift,
+                                importance_train=0.2, importance_test=0.0)])
+
+
+def test_spurious_correlation_needs_a_significant_break_and_discounts_drift():
+    assert not _signals(_artifact(spurious=_shift(0.05, 0.0)))  # interval includes 0
+    stable = _artifact(spurious=_shift(-0.3, 0.0))
+    drifted = _artifact(spurious=_shift(-0.3, 0.4))
+    a = next(s for s in _signals(stable) if s.category == "spurious_correlation")
+    b = next(s for s in _signals(drifted) if s.category == "spurious_correlation")
+    assert a.score == pytest.approx(0.7) and b.score == pytest.approx(0.35)
+    finding = next(f for f in reason(_signals(stable), stable) if f.category == "spurious_correlation")
+    assert finding.layer == "split" and "not ordinary drift" in finding.explanation

@@ -1,0 +1,69 @@
+"""Every failure of predict / predict_proba becomes a finding in its most specific
+category, with the runtime evidence (exception, columns, dtypes, counts) and a fix."""
+
+from __future__ import annotations
+
+import pytest
+from deepfix_agents import diagnose_with_rules
+from deepfix_agents.rules._runtime import classify
+
+from mlflow_deepfix.schemas import ArtifactData, DatasetSummary, RuntimeFailure, SplitStats
+
+
+def _failure(**kw) -> RuntimeFailure:
+    base = {"stage": "predict:test", "exception_type": "ValueError", "message": "boom",
+                "expected_columns": ["a", "b"], "given_columns": ["a", "b"],
+                "given_types": {"a": "float64", "b": "object"}, "shape": [100, 2]}
+    base.update(kw)
+    return RuntimeFailure(**base)
+
+
+CASES = [
+    ({"given_columns": ["a"], "exception_type": "KeyError", "message": "['b'] not in index"}, "schema_mismatch"),
+    ({"output_shape": [100, 2], "exception_type": "ModelOutputError",
+          "message": "predictions of shape (100, 2) for 100 rows (expected one value per row)"}, "wrong_task_type"),
+    ({"stage": "predict_proba:test", "message": "predict_proba is not available"}, "wrong_task_type"),
+    ({"message": "Found unknown categories ['<redacted>'] in column 1 during transform",
+          "unseen_counts": {"b": 3}}, "unseen_categories"),
+    ({"message": "Input X contains NaN.", "nan_counts": {"a": 4}}, "missing_values"),
+    ({"message": "Input X contains infinity or a value too large for dtype('float64').",
+          "inf_counts": {"a": 2}}, "outliers"),
+    ({"message": "could not convert string to float: '<redacted>'", "non_numeric_counts": {"b": 1}},
+     "data_type_issues"),
+    # strict privacy: no message at all, the counts still decide
+    ({"message": "(hidden: privacy=strict)", "non_numeric_counts": {"b": 1}}, "data_type_issues"),
+    ({"exception_type": "RuntimeError", "message": "something else entirely"}, "schema_mismatch"),
+]
+
+
+@pytest.mark.parametrize(("fields", "category"), CASES)
+def test_each_crash_has_one_most_specific_category(fields, category):
+    assert classify(_failure(**fields)) == category
+
+
+def _artifact(failure: RuntimeFailure) -> ArtifactData:
+    dataset = DatasetSummary(target="y", feature_names=["a", "b"],
+                             test=SplitStats(name="test", n_rows=100, n_columns=3))
+    return ArtifactData(task="binary_classification", dataset=dataset, runtime_failures=[failure])
+
+
+@pytest.mark.parametrize(("fields", "category"), [c for c in CASES if "predict_proba" not in str(c)])
+def test_a_predict_crash_is_the_top_finding_with_evidence_and_fix(fields, category):
+    failure = _failure(**fields)
+    findings = diagnose_with_rules(_artifact(failure)).findings
+    assert findings, "a crash must become a finding"
+    top = findings[0]
+    assert top.category == category
+    assert top.severity == "critical"  # no prediction at all: every model check is lost
+    runtime = [e for e in top.evidence if e.source == "runtime"]
+    assert runtime and failure.exception_type in runtime[0].detail
+    counts = failure.non_numeric_counts or failure.nan_counts or failure.inf_counts or failure.unseen_counts
+    for column in counts:
+        assert repr(column) in runtime[0].detail and failure.given_types[column] in runtime[0].detail
+    assert top.fixes and len(top.fixes[0]) > 40
+
+
+def test_a_proba_only_crash_ranks_low():
+    findings = diagnose_with_rules(_artifact(_failure(stage="predict_proba:test"))).findings
+    crash = [f for f in findings if f.category == "wrong_task_type"]
+    assert crash and crash[0].severity in ("low", "info")

@@ -1,0 +1,408 @@
+"""Measured harm (issue 12): the interventions of the testing step, and how the rules read
+them. Hand-built artifacts pin each rule's reading; small real evaluations on bundled
+scikit-learn data pin the measurements themselves (real refits, no doubles)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from deepfix_agents.reasoner import reason
+from deepfix_agents.rules import RULES
+from deepfix_agents.rules._base import SOURCES
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from mlflow_deepfix.testing.interventions import run_interventions, sentinel_candidates
+from mlflow_deepfix.testing.performance import calibration_noise, expected_calibration_error
+from mlflow_deepfix.schemas import Intervention, SplitComparison
+from mlflow_deepfix.testing.stats import summarize_dataset
+from tests.test_rules_model import artifact, col
+
+HEALTHY = {"info", "low"}
+
+
+def findings_of(data):
+    signals = [s for rule in RULES for src in SOURCES for s in rule().detect(src, data)]
+    return reason(signals, data)
+
+
+def with_interventions(data, *interventions):
+    return data.model_copy(update={"interventions": list(interventions)})
+
+
+def chance(model_score, chance_score=0.5, noise=0.03, n_rows=300, metric="f1_macro"):
+    return Intervention(
+        kind="chance_level",
+        category="underfitting",
+        metric=metric,
+        score_before=chance_score,
+        score_after=model_score,
+        noise=noise,
+        n_rows=n_rows,
+    )
+
+
+# --------------------------------------------------------------------------- B: chance guard
+
+
+def test_a_model_no_better_than_chance_is_a_high_finding_naming_unrelated_labels():
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    data = artifact(performance=modified(HEALTHY_PERF, test_score=0.5, train_score=0.52))
+    data = data.model_copy(
+        update={
+            "baselines": [b.model_copy(update={"test_score": 0.5}) for b in data.baselines],
+            "interventions": [chance(0.50, 0.49)],
+        }
+    )
+    findings = findings_of(data)
+    assert findings[0].category == "underfitting"
+    assert findings[0].severity == "high"
+    assert "labels look unrelated" in findings[0].title
+    assert any(e.source == "intervention" for e in findings[0].evidence)
+
+
+def test_a_model_at_chance_that_baselines_beat_underfits():
+    data = with_interventions(artifact(), chance(0.50, 0.49))
+    top = findings_of(data)[0]
+    assert (top.category, top.severity) == ("underfitting", "high")
+    assert "no better than chance" in top.title and "unrelated" not in top.title
+
+
+def test_a_model_clearly_above_chance_gets_no_chance_finding():
+    data = with_interventions(artifact(), chance(0.90, 0.49))
+    assert all(f.severity in HEALTHY for f in findings_of(data))
+
+
+def test_chance_is_folded_into_a_high_cause_already_found():
+    # a feature moved by 4 SDs: feature drift is critical and names the cause
+    data = artifact(test_cols=[col("a", mean=4.0), col("b"), col("c"), col("d")])
+    data = with_interventions(data, chance(0.50, 0.49))
+    findings = findings_of(data)
+    assert findings[0].category == "feature_drift"
+    assert "underfitting" not in [f.category for f in findings]
+    assert any("chance" in e.detail for e in findings[0].evidence)
+
+
+# --------------------------------------------------------------------------- A: outliers
+
+
+def _heavy_tailed():
+    # 5% of rows beyond 5 IQRs, extreme (unit error-like): the pattern alone is high
+    tail = col("a", q01=-2.3, q50=0.0, q99=2.3, max=5000.0, outlier_fraction=0.05)
+    return artifact(train_cols=[tail, col("b"), col("c"), col("d")])
+
+
+def test_outliers_without_measured_harm_are_capped_at_low_and_say_so():
+    base = _heavy_tailed()
+    assert findings_of(base)[0].category == "outliers"
+    assert findings_of(base)[0].severity in ("high", "critical", "medium")
+    measured = with_interventions(
+        base,
+        chance(0.90, 0.49),
+        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
+                     score_before=0.90, score_after=0.905, noise=0.01, n_rows=1000,
+                     model_used="clone"),
+        Intervention(kind="affected_rows", category="outliers", target="a",
+                     metric="error_rate", score_before=0.10, score_after=0.09, noise=0.03,
+                     n_rows=20),
+    )
+    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
+    assert outliers.severity == "low"
+    assert any("predicted as well as the rest" in e.detail and e.source == "intervention"
+               for e in outliers.evidence)
+
+
+def test_outliers_whose_clipping_helps_keep_a_harm_based_severity():
+    measured = with_interventions(
+        _heavy_tailed(),
+        chance(0.80, 0.49),
+        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
+                     score_before=0.70, score_after=0.80, noise=0.01, n_rows=1000,
+                     model_used="clone"),
+    )
+    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
+    assert outliers.severity in ("high", "critical")
+    assert any("harm the model" in e.detail for e in outliers.evidence)
+
+
+# --------------------------------------------------------------------------- A: leakage
+
+
+def _label_only(shared, chance_r2=0.05, n_other=30.0, n_rows=400, association=0.95):
+    return Intervention(
+        kind="label_only_feature", category="target_leakage", target="a", metric="shared_r2",
+        score_before=chance_r2, score_after=shared, n_rows=n_rows,
+        values={"association": association, "n_other": n_other},
+    )
+
+
+def test_a_feature_nothing_else_explains_is_a_leak_with_refit_evidence():
+    data = with_interventions(
+        artifact(),
+        _label_only(0.04),
+        Intervention(kind="drop_feature", category="target_leakage", target="a",
+                     metric="f1_macro", score_before=0.95, score_after=0.68, noise=0.02,
+                     n_rows=1000, model_used="clone"),
+    )
+    top = findings_of(data)[0]
+    assert top.category == "target_leakage" and top.severity == "high"
+    assert any("0.950 to 0.680" in e.detail and "rests on it" in e.detail for e in top.evidence)
+
+
+def test_a_strong_feature_shared_with_others_is_not_a_leak():
+    data = with_interventions(artifact(), _label_only(0.9))
+    assert all(f.category != "target_leakage" for f in findings_of(data))
+
+
+def test_the_label_only_test_needs_other_features():
+    data = with_interventions(artifact(), _label_only(0.0, n_other=2.0))
+    assert all(f.category != "target_leakage" for f in findings_of(data))
+
+
+# --------------------------------------------------------------------------- A: sentinels
+
+
+def _sentinel(change, gap, share=0.2):
+    return Intervention(
+        kind="impute_sentinel", category="missing_values", target="a", metric="r2",
+        score_before=0.40, score_after=0.40 + change, noise=0.01, n_rows=1000,
+        model_used="clone", values={"value": 0.0, "share": share, "gap": gap},
+    )
+
+
+def test_a_sentinel_whose_imputation_helps_is_a_missing_value_finding():
+    data = with_interventions(artifact(task="regression"), chance(0.4, 0.0, metric="r2"),
+                              _sentinel(0.08, gap=0.0))
+    top = findings_of(data)[0]
+    assert top.category == "missing_values" and top.severity in ("medium", "high")
+    assert "a code for a missing value" in top.title
+
+
+def test_an_isolated_code_without_measured_harm_is_reported_low():
+    data = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=3.0, share=0.13))
+    found = [f for f in findings_of(data) if f.category == "missing_values"]
+    assert found and found[0].severity == "low"
+
+
+def test_a_real_point_mass_that_imputing_does_not_help_is_not_reported():
+    data = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=0.0))
+    assert all(f.category != "missing_values" for f in findings_of(data))
+
+
+def _overlap(shared_error, rest_error=0.10, noise=0.02):
+    return Intervention(kind="overlap_rows", category="train_test_overlap", metric="error_rate",
+                        score_before=rest_error, score_after=shared_error, noise=noise,
+                        n_rows=120)
+
+
+def test_overlap_whose_rows_are_predicted_no_better_is_capped_at_low():
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    assert findings_of(data)[0].severity == "critical"
+    natural = next(f for f in findings_of(with_interventions(data, _overlap(0.11)))
+                   if f.category == "train_test_overlap")
+    assert natural.severity == "low"
+    assert any("does not inflate" in e.detail for e in natural.evidence)
+    memorised = findings_of(with_interventions(data, _overlap(0.0)))[0]
+    assert (memorised.category, memorised.severity) == ("train_test_overlap", "critical")
+
+
+def test_overlap_rows_are_measured_on_real_copies():
+    frame = _bc()
+    train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=frame["y"])
+    train = pd.concat([train, test.iloc[:60]])  # 60 test rows copied into train
+    features = [c for c in frame.columns if c != "y"]
+    model = RandomForestClassifier(n_estimators=30, random_state=0).fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task="binary_classification",
+                                feature_names=features, cat_features=[], seed=0)
+    found, _ = run_interventions(
+        task="binary_classification", target="y", features=features, cat_features=[],
+        train=train, test=test, pred_test=model.predict(test[features]), dataset=dataset,
+        adapter=Adapter(model), seed=0,
+    )
+    rows = next(i for i in found if i.kind == "overlap_rows")
+    assert rows.n_rows == 60 and rows.score_after == 0.0
+
+
+def test_an_un_inverted_log_target_is_preprocessing_mismatch_not_degenerate_output():
+    from sklearn.compose import TransformedTargetRegressor
+
+    frame = _diabetes()
+    model = TransformedTargetRegressor(  # trained on log1p(y) ...
+        regressor=make_pipeline(StandardScaler(), Ridge()), func=np.log1p, inverse_func=np.expm1
+    )
+    train, test = train_test_split(frame, test_size=0.3, random_state=0)
+    features = [c for c in frame.columns if c != "y"]
+    model.fit(train[features], train["y"])
+    served = model.regressor_.predict(test[features])  # ... served without the inverse
+    dataset = summarize_dataset(train, test, label="y", task="regression",
+                                feature_names=features, cat_features=[], seed=0)
+    found, _ = run_interventions(
+        task="regression", target="y", features=features, cat_features=[], train=train,
+        test=test, pred_test=served, dataset=dataset, adapter=Adapter(model), seed=0,
+    )
+    data = with_interventions(artifact(task="regression"), *found)
+    top = findings_of(data)[0]
+    assert top.category == "preprocessing_mismatch" and top.severity == "critical"
+    assert "expm1" in top.title
+
+
+# --------------------------------------------------------------------------- C: causes
+
+
+def test_two_independent_bugs_keep_their_findings_duplicates_and_overlap():
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.5, test_to_train_ratio=0.33))
+    train = data.dataset.train.model_copy(update={"duplicate_fraction": 0.25})
+    data = data.model_copy(
+        update={"dataset": data.dataset.model_copy(update={"train": train})}
+    )
+    categories = [f.category for f in findings_of(data)]
+    assert "train_test_overlap" in categories and "duplicate_samples" in categories
+
+
+def test_a_large_shift_of_a_feature_is_not_folded_into_prediction_drift():
+    from tests.test_rules_model import HEALTHY_MODEL, check, modified
+
+    data = artifact(
+        test_cols=[col("a", mean=2.0), col("b"), col("c"), col("d")],
+        checks=[check("Prediction Drift", value=0.6)],
+        model=modified(HEALTHY_MODEL, feature_importances={"a": 0.1, "b": 0.3, "c": 0.3, "d": 0.3}),
+    )
+    categories = [f.category for f in findings_of(data)]
+    assert "feature_drift" in categories
+
+
+# --------------------------------------------------------------------------- real measurements
+
+
+class Adapter:
+    """What run_interventions reads of the model adapter: ``predict`` and ``raw_model``."""
+
+    def __init__(self, model, raw=True):
+        self.model, self.raw_model = model, model if raw else None
+
+    def predict(self, X):
+        return self.model.predict(X)
+
+
+def _bc(seed=0):
+    bunch = load_breast_cancer()
+    frame = pd.DataFrame(bunch.data, columns=[c.replace(" ", "_") for c in bunch.feature_names])
+    frame["y"] = bunch.target
+    return frame
+
+
+def _measure(frame, model, task, *, raw=True, seed=0):
+    train, test = train_test_split(frame, test_size=0.3, random_state=seed,
+                                   stratify=frame["y"] if task != "regression" else None)
+    features = [c for c in frame.columns if c != "y"]
+    model.fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task=task, feature_names=features,
+                                cat_features=[], seed=seed)
+    return run_interventions(
+        task=task, target="y", features=features, cat_features=[], train=train, test=test,
+        pred_test=model.predict(test[features]), dataset=dataset,
+        adapter=Adapter(model, raw=raw), seed=seed,
+    )
+
+
+def _logistic():
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+
+
+def test_chance_level_on_real_data_tells_noise_labels_from_signal():
+    frame = _bc()
+    found, _ = _measure(frame, _logistic(), "binary_classification")
+    good = next(i for i in found if i.kind == "chance_level")
+    assert good.change > 10 * good.noise
+    noisy = frame.assign(y=np.random.default_rng(0).integers(0, 2, len(frame)))
+    found, _ = _measure(noisy, _logistic(), "binary_classification")
+    bad = next(i for i in found if i.kind == "chance_level")
+    assert bad.change <= 2 * bad.noise
+
+
+def test_a_post_outcome_feature_is_label_only_and_real_features_are_not():
+    from deepfix_agents.rules.target_leakage import label_only
+
+    frame = _bc()
+    frame["followup"] = frame["y"] + np.random.default_rng(0).normal(0, 0.35, len(frame))
+    found, _ = _measure(frame, _logistic(), "binary_classification")
+    verdicts = {i.target: label_only(i) for i in found if i.kind == "label_only_feature"}
+    assert verdicts.pop("followup") is True
+    assert verdicts and not any(verdicts.values())  # worst_perimeter etc. share causes
+    assert any(i.kind == "drop_feature" and i.model_used == "clone" for i in found)
+
+
+def _diabetes():
+    bunch = load_diabetes(scaled=False)
+    frame = pd.DataFrame(bunch.data, columns=bunch.feature_names)
+    frame["y"] = bunch.target
+    return frame
+
+
+def test_imputing_unit_errors_helps_a_linear_regression_beyond_noise():
+    from sklearn.datasets import make_regression
+
+    X, y = make_regression(n_samples=2000, n_features=6, n_informative=6, noise=10.0,
+                           random_state=0)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)]).assign(y=y)
+    rows = np.random.default_rng(0).random(len(frame)) < 0.05
+    for column in ("x0", "x1", "x2"):
+        frame.loc[rows, column] *= 1000.0
+    found, _ = _measure(frame, make_pipeline(StandardScaler(), Ridge()), "regression")
+    clip = next(i for i in found if i.kind == "impute_outliers")
+    assert clip.model_used == "clone" and clip.change > 2 * clip.noise
+
+
+def test_imputing_natural_extremes_changes_nothing_for_a_forest():
+    frame = _bc()
+    found, _ = _measure(frame, RandomForestClassifier(n_estimators=30, random_state=0),
+                        "binary_classification")
+    clip = next(i for i in found if i.kind == "impute_outliers")
+    assert abs(clip.change) <= 2 * max(clip.noise, 0.005)
+
+
+def test_a_model_that_cannot_be_cloned_is_replaced_by_a_surrogate_and_noted():
+    frame = _bc()
+    rows = np.random.default_rng(0).random(len(frame)) < 0.05
+    frame.loc[rows, "mean_area"] *= 1000.0
+    found, notes = _measure(frame, RandomForestClassifier(n_estimators=20, random_state=0),
+                            "binary_classification", raw=False)
+    refits = [i for i in found if i.model_used != "predictions"]
+    assert refits and all(i.model_used == "surrogate" for i in refits)
+    assert any("surrogate" in n for n in notes)
+
+
+def test_a_zero_sentinel_in_a_regression_feature_is_found_and_measured():
+    frame = _diabetes()
+    assert sentinel_candidates(frame, [c for c in frame.columns if c != "y"]) == []
+    frame.loc[np.random.default_rng(0).random(len(frame)) < 0.13, "bmi"] = 0.0
+    found, _ = _measure(frame, make_pipeline(StandardScaler(), Ridge()), "regression")
+    imputed = next(i for i in found if i.kind == "impute_sentinel")
+    assert imputed.target == "bmi" and imputed.values["gap"] > 1.0
+
+
+def test_interventions_are_deterministic():
+    frame = _bc()
+    first, _ = _measure(frame, _logistic(), "binary_classification")
+    second, _ = _measure(frame, _logistic(), "binary_classification")
+    strip = lambda found: [i.model_copy(update={"seconds": 0.0}) for i in found]  # noqa: E731
+    assert strip(first) == strip(second)
+
+
+@pytest.mark.parametrize("confidence", [0.6, 0.95])
+def test_calibration_noise_bounds_the_ece_of_a_calibrated_model(confidence):
+    rng = np.random.default_rng(1)
+    n = 400
+    p = np.clip(rng.normal(confidence, 0.05, n), 0.01, 0.99)
+    y = np.where(rng.random(n) < p, "1", "0")
+    matrix = np.column_stack([1 - p, p])
+    noise = calibration_noise(y, matrix, ["0", "1"])
+    assert 0 < noise < 0.15
+    skewed = np.column_stack([1 - p**0.3, p**0.3])  # overconfident in class 1
+    assert expected_calibration_error(y, skewed, ["0", "1"]) > noise
