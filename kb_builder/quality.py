@@ -69,6 +69,10 @@ PARAPHRASES: tuple[tuple[str, str], ...] = (
     ("wrong_task_type", "my classifier treats every distinct house price as its own class"),
     ("unused_features", "shuffling most of my input columns does not change the model's predictions at all"),
     ("unused_features", "half of the variables have zero importance, should I keep collecting them?"),
+    ("training_divergence", "my network's loss went up and then became nan after a few epochs"),
+    ("training_divergence", "the training loss jumps around and never goes down with a big learning rate"),
+    ("training_stalled", "the loss stays at exactly the same value every epoch, nothing is learning"),
+    ("training_stalled", "training loss barely decreases at all over many epochs with a tiny learning rate"),
 )
 
 

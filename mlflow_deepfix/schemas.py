@@ -61,6 +61,8 @@ CATEGORY_LAYERS: dict[str, str] = {
     "fragile_predictions": "model",
     "overconfident_slice": "model",
     "group_disparity": "model",
+    "training_divergence": "model",
+    "training_stalled": "model",
 }
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LAYERS)
 #: the categories listed in CONTRACT.md section 5 (schema version 1); the others were
@@ -70,6 +72,8 @@ ADDED_CATEGORIES: tuple[str, ...] = (
     "fragile_predictions",
     "overconfident_slice",
     "group_disparity",
+    "training_divergence",
+    "training_stalled",
 )
 CONTRACT_CATEGORIES: tuple[str, ...] = tuple(c for c in CATEGORIES if c not in ADDED_CATEGORIES)
 
@@ -510,6 +514,50 @@ class SpuriousSummary(_Model):
     typical_importance_gap: float = 0.0
 
 
+MetricRole = Literal["train_loss", "val_loss", "train_score", "val_score"]
+
+
+class MetricHistory(_Model):
+    """One training metric as the training run logged it, step by step.
+
+    ``values`` holds ``None`` where the logged value was NaN or infinite (JSON has no
+    NaN); long histories are thinned to at most ``training_history.MAX_POINTS`` evenly spaced
+    points (``n_points`` is the count as logged), the last point always kept.
+    """
+
+    key: str
+    role: MetricRole
+    steps: list[int] = Field(default_factory=list)
+    values: list[float | None] = Field(default_factory=list)
+    n_points: int = 0
+    n_nonfinite: int = 0
+    #: the step of the first NaN/inf value, if any
+    first_nonfinite_step: int | None = None
+
+    @property
+    def finite(self) -> list[float]:
+        return [v for v in self.values if v is not None]
+
+
+class TrainingHistory(_Model):
+    """What the model's training run logged: metric curves and the hyperparameters that
+    explain them (learning rate, epochs, batch size, optimizer, early stopping)."""
+
+    run_id: str
+    metrics: list[MetricHistory] = Field(default_factory=list)
+    #: the recognised hyperparameters, as logged (param key -> value)
+    params: dict[str, str] = Field(default_factory=dict)
+    learning_rate: float | None = None
+    epochs: int | None = None
+    batch_size: int | None = None
+    optimizer: str | None = None
+    #: early stopping (a patience / early-stopping param) was configured
+    early_stopping: bool | None = None
+
+    def metric(self, role: str) -> MetricHistory | None:
+        return next((m for m in self.metrics if m.role == role), None)
+
+
 class ArtifactData(_Model):
     """Everything the diagnosis engine sees. Written as ``deepfix/artifact_data.json``."""
 
@@ -534,6 +582,8 @@ class ArtifactData(_Model):
     probe_seconds: dict[str, float] = Field(default_factory=dict)
     #: measured harm: counterfactual refits, affected-row scores, chance level
     interventions: list[Intervention] = Field(default_factory=list)
+    #: the model's training history read from its MLflow run (None: none was logged)
+    training: TrainingHistory | None = None
     #: plain-language notes about what was skipped and why
     notes: list[str] = Field(default_factory=list)
     checks_seconds: float = 0.0

@@ -41,7 +41,8 @@ CATEGORIES = {
               "decision_threshold", "weak_segment", "preprocessing_mismatch", "wrong_task_type",
               "unused_features",
               # added since the contract (version 0.2.0)
-              "fragile_predictions", "overconfident_slice", "group_disparity"],
+              "fragile_predictions", "overconfident_slice", "group_disparity",
+              "training_divergence", "training_stalled"],
 }
 METRICS = [
     "deepfix_findings_count", "deepfix_critical_count", "deepfix_high_count",

@@ -117,6 +117,10 @@ class ModelAdapter:
                 return np.asarray(self.classes_)[np.argmax(output.to_numpy(), axis=1)]
             output = output.iloc[:, 0]
         array = np.asarray(output)
+        if self.proba_source == "pyfunc" and array.ndim == 2 and array.shape[1] > 1:
+            # a tensor-based flavour (mlflow.pytorch with a tensor signature) returns a
+            # plain array of probabilities: one column per class, as for DataFrames
+            return np.asarray(self.classes_)[np.argmax(array.astype(float), axis=1)]
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
         return array

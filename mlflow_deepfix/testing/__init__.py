@@ -77,6 +77,7 @@ def run_testing(
             f"Probability-based checks skipped: {adapter.no_proba_reason or 'no predict_proba'}."
         )
     model_info = describe_model(inputs.model, inputs.adapter, feature_names)
+    training = _training_history(inputs.model, notes)
     importances = dict(model_info.feature_importances)
 
     if inputs.modality == "tabular":
@@ -139,11 +140,27 @@ def run_testing(
         spurious=probes.spurious,
         probe_seconds=probes.seconds,
         interventions=interventions,
+        training=training,
         notes=notes,
         checks_seconds=round(time.perf_counter() - started, 3),
     )
     logger.info("deepfix testing done in %.1fs", artifact.checks_seconds)
     return artifact, predictions
+
+
+def _training_history(model, notes: list[str]):
+    """The model's training curves from its MLflow run (None, with a note, when absent
+    or unreadable: the rest of the evaluation goes on)."""
+    from mlflow_deepfix.testing.training_history import read_training_history
+
+    try:
+        history, note = read_training_history(model)
+    except Exception as error:  # noqa: BLE001 - a broken history must not sink the evaluation
+        logger.warning("reading the training history failed: %r", error)
+        history, note = None, f"Training history errored: {type(error).__name__}: {error}"[:300]
+    if note:
+        notes.append(note)
+    return history
 
 
 def _interventions(inputs, config, test, train, predictions, dataset, cat_features, notes):

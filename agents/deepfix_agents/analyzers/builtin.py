@@ -58,3 +58,13 @@ class InterventionAnalyzer(RuleSourceAnalyzer):
         "rest, and counterfactual refits of a clone with a suspected cause removed."
     )
     source = "intervention"
+
+
+@register_analyzer
+class TrainingHistoryAnalyzer(RuleSourceAnalyzer):
+    id = "training"
+    description = (
+        "The model's training history from its MLflow run: loss and accuracy curves per "
+        "step or epoch, NaN/inf values, learning rate, epochs and early stopping."
+    )
+    source = "training"

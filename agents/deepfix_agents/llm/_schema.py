@@ -8,7 +8,7 @@ must validate against :class:`LLMReview`:
   each at most once per answer (one finding per root cause);
 * severities are the contract's;
 * every piece of evidence cites a ``source`` the artifact data actually holds
-  (``deepchecks``, ``dataset``, ``model``, ``baseline``, ``runtime``), and a ``check``,
+  (``deepchecks``, ``dataset``, ``model``, ``baseline``, ``runtime``, ``training``), and a ``check``,
   when given, must be the exact name of a check in the artifact data. An invented
   check is a hallucination and invalidates the answer.
 
@@ -36,7 +36,9 @@ from pydantic import (
 from deepfix_agents.llm._errors import InvalidOutput
 from mlflow_deepfix.schemas import CATEGORIES, SEVERITY_ORDER, ArtifactData
 
-EVIDENCE_SOURCES: tuple[str, ...] = ("deepchecks", "dataset", "model", "baseline", "runtime")
+EVIDENCE_SOURCES: tuple[str, ...] = (
+    "deepchecks", "dataset", "model", "baseline", "runtime", "training"
+)
 MAX_FINDINGS = len(CATEGORIES)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -58,6 +60,8 @@ class ReviewContext:
             sources.add("baseline")
         if artifact.runtime_failures:
             sources.add("runtime")
+        if artifact.training is not None:
+            sources.add("training")
         names = frozenset(c.name for c in artifact.checks)
         return cls(
             checks=names,
@@ -75,7 +79,7 @@ class _Lenient(BaseModel):
 
 
 class LLMEvidence(_Lenient):
-    source: Literal["deepchecks", "dataset", "model", "baseline", "runtime"]
+    source: Literal["deepchecks", "dataset", "model", "baseline", "runtime", "training"]
     check: str | None = None
     detail: str = Field(min_length=1, max_length=600)
 

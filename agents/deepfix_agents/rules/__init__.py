@@ -48,6 +48,8 @@ BUILTIN_RULES = (
     "fragile_predictions",
     "overconfident_slice",
     "group_disparity",
+    "training_divergence",
+    "training_stalled",
 )
 
 for _module in BUILTIN_RULES:

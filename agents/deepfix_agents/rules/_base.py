@@ -18,6 +18,8 @@ sources through ``detect_<source>`` methods that return :class:`Signal` objects:
 ``detect_intervention``
     measured harm: counterfactual refits, affected-row scores and the chance level
     (``artifact.interventions``)
+``detect_training``
+    the model's training history read from its MLflow run (``artifact.training``)
 
 The analyzer of each source calls the matching method of every registered rule, so
 adding a category touches one new rule module plus its registration.
@@ -38,7 +40,7 @@ from mlflow_deepfix.schemas import (
     RuntimeFailure,
 )
 
-SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "intervention")
+SOURCES = ("dataset", "deepchecks", "model", "baseline", "runtime", "intervention", "training")
 DOC_FIELDS = ("name", "detects", "why", "example", "severity_policy")
 
 

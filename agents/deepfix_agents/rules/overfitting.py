@@ -12,6 +12,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._training import smoothed
 from deepfix_agents.rules.underfitting import best_baseline
 
 #: train - test gap on the main metric (beyond noise) -> score
@@ -23,6 +24,12 @@ NO_BASELINE_FACTOR = 0.8
 #: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
 #: 0.6: a degradation alone cannot tell harmful from benign memorisation (no baselines)
 DEGRADATION_SCORE = ((0.1, 0.1), (0.2, 0.3), (0.35, 0.45), (0.5, 0.55), (0.7, 0.6))
+#: over epochs: validation accuracy given away between its best epoch and the last -> score
+#: (under 0.02 it is epoch-to-epoch noise of a validation split of a few hundred rows)
+LOST_SCORE = ((0.02, 0.0), (0.03, 0.25), (0.06, 0.45), (0.1, 0.6), (0.2, 0.8))
+#: over epochs, without a validation accuracy: relative rise of the validation loss from
+#: its best to its last value -> score (capped at medium: the loss alone is no harm measure)
+VAL_LOSS_RISE_SCORE = ((0.2, 0.0), (0.5, 0.2), (1.0, 0.35), (2.0, 0.45))
 #: Deepchecks Boosting Overfit: relative decline of the test score over iterations -> score
 BOOSTING_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.3, 0.75))
 
@@ -108,7 +115,10 @@ class Overfitting(Rule):
         "lags by 0.05 or more; x0.8 without baselines. Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
-        "own score when we have one."
+        "own score when we have one. Training history (epochs): the validation accuracy lost "
+        "between its best epoch and the last (0.03 -> 0.25, 0.06 -> 0.45, 0.1 -> 0.6, 0.2 -> "
+        "0.8), or without one the validation loss's rise from its best (x1.5 -> 0.2, x2 -> "
+        "0.35, x3 -> 0.45), only while the training loss kept falling after the best epoch."
     )
     explains = ("poor_calibration", "weak_segment", "fragile_predictions", "overconfident_slice")
     checks = ("Train Test Performance", "Boosting Overfit")
@@ -135,6 +145,58 @@ class Overfitting(Rule):
             **{k: v for k, v in own.items() if k != "score"},
         )
 
+    def detect_training(self, artifact):
+        """Overfitting over epochs: validation got worse while training kept improving,
+        and training ran past the best epoch (early stopping never triggered)."""
+        history = artifact.training
+        if history is None:
+            return
+        val_loss, train_loss = history.metric("val_loss"), history.metric("train_loss")
+        if val_loss is None or train_loss is None or val_loss.n_nonfinite or train_loss.n_nonfinite:
+            return
+        val, train = smoothed(val_loss), smoothed(train_loss)
+        if len(val) < 4 or len(train) < 4 or min(val) <= 0:
+            return
+        best = val.index(min(val))
+        after = len(val) - 1 - best
+        if after < 2:
+            return
+        train_at_best = train[min(round(best * (len(train) - 1) / (len(val) - 1)), len(train) - 1)]
+        if train[-1] >= train_at_best:
+            return  # both got worse: not a train/validation gap
+        val_score = history.metric("val_score")
+        lost = None
+        if val_score is not None and len(smoothed(val_score)) == len(val):
+            scores = smoothed(val_score)
+            lost = max(scores) - scores[-1]
+            score = interp(lost, LOST_SCORE)
+        else:
+            score = interp(val[-1] / val[best] - 1.0, VAL_LOSS_RISE_SCORE)
+        if score <= 0:
+            return
+        stopping = (
+            "; no early stopping was configured"
+            if not history.early_stopping
+            else "; early stopping was configured but did not stop the run"
+        )
+        detail = (
+            f"{val_loss.key} was best at point {best + 1} of {len(val)} ({val[best]:.3g}) and "
+            f"ended at {val[-1]:.3g} while {train_loss.key} kept falling "
+            f"({train_at_best:.3g} -> {train[-1]:.3g}){stopping}"
+        )
+        if lost is not None:
+            detail += f"; {val_score.key} lost {lost:.3f} from its best"
+        yield self.signal(
+            "training",
+            score=score,
+            confidence=0.8,
+            detail=detail,
+            value=lost if lost is not None else val[-1] / val[best],
+            epochs_past_best=after,
+            val_key=val_loss.key,
+            lost=lost,
+        )
+
     def detect_deepchecks(self, artifact):
         own = _own(artifact)
         cap = None if own is None else own["score"] + 0.05
@@ -157,6 +219,14 @@ class Overfitting(Rule):
         train, test = self.fact(signals, "train_score"), self.fact(signals, "test_score")
         if train is None:
             degradation = self.fact(signals, "degradation")
+            past = self.fact(signals, "epochs_past_best")
+            if past is not None:
+                lost = self.fact(signals, "lost")
+                lost_text = f", giving away {lost:.2f} accuracy" if lost else ""
+                return (
+                    f"Training ran {past} points past its best validation loss{lost_text} "
+                    "(overfitting over epochs)"
+                )
             if degradation is not None:
                 return f"Performance drops by {degradation:.0%} from train to test"
             return self.name
