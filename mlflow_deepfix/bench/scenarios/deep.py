@@ -74,15 +74,21 @@ def cnn_workflow(train: pd.DataFrame, test: pd.DataFrame, seed: int) -> Scenario
                      log_model=log_model)
 
 
-def _digits_float32(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def digits_float32(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     from mlflow_deepfix.bench.scenarios.image import digits_split
 
     train, test = digits_split(seed)
     return _float32_images(train), _float32_images(test)
 
 
-def _unit_scale(image: np.ndarray) -> np.ndarray:
-    return (image / MAX_VALUE).astype(np.float32)
+def unit_scaled(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every image divided by its 0..16 range: what a serving pipeline
+    that normalises to [0, 1] (as torchvision's ``ToTensor`` does for 8-bit images)
+    feeds a network that was trained on raw pixels and scales them itself."""
+    column = np.empty(len(frame), dtype=object)
+    for i, image in enumerate(frame[IMAGE_COL]):
+        column[i] = (np.asarray(image) / MAX_VALUE).astype(np.float32)
+    return frame.assign(**{IMAGE_COL: column})
 
 
 if _installed("torch"):
@@ -96,7 +102,7 @@ if _installed("torch"):
         tags=("digits", "multiclass", "image", "deep_learning", "clean"),
     )
     def _clean_cnn(seed: int) -> ScenarioData:
-        train, test = _digits_float32(seed)
+        train, test = digits_float32(seed)
         return cnn_workflow(train, test, seed)
 
     @scenario(
@@ -108,11 +114,8 @@ if _installed("torch"):
         tags=("digits", "multiclass", "image", "deep_learning", "split"),
     )
     def _unit_scaled_cnn(seed: int) -> ScenarioData:
-        train, test = _digits_float32(seed)
-        column = np.empty(len(test), dtype=object)
-        for i, image in enumerate(test[IMAGE_COL]):
-            column[i] = _unit_scale(image)
-        return cnn_workflow(train, test.assign(**{IMAGE_COL: column}), seed)
+        train, test = digits_float32(seed)
+        return cnn_workflow(train, unit_scaled(test), seed)
 
 
 # --------------------------------------------------------------------------- MiniLM text
