@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 
 from mlflow_deepfix.bench import runner as bench
 from mlflow_deepfix.bench.scenarios import get_scenario, select
-from mlflow_deepfix.bench.scenarios._minilm import probabilities
+from mlflow_deepfix.bench.scenarios._minilm import forward, head_layers, probabilities
 
 
 def _run(scenario_id: str, tmp_path):
@@ -78,5 +78,20 @@ def test_deep_learning_scenarios_are_registered_with_their_own_flavours():
     assert ids == {
         "clean.torch_digits_cnn", "feature_drift.torch_digits_unit_scaled_inputs",
         "clean.minilm_reviews_head", "class_imbalance.minilm_rare_complaints",
+        "training_divergence.torch_digits_lr_too_high", "training_stalled.torch_digits_lr_too_low",
+        "training_divergence.minilm_head_lr_too_high", "training_stalled.minilm_head_lr_too_low",
     }
     assert all("deep_learning" in get_scenario(i).tags for i in ids)
+
+
+def test_a_torch_head_and_its_exported_layers_give_the_same_logits():
+    """The pyfunc runs the head from its exported arrays: the same numbers as torch."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    network = nn.Sequential(nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 3))
+    x = np.random.default_rng(0).normal(size=(5, 6)).astype(np.float32)
+    with torch.no_grad():
+        expected = network(torch.tensor(x)).numpy()
+    assert np.allclose(forward(head_layers(network), x), expected, atol=1e-5)

