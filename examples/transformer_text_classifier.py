@@ -61,7 +61,8 @@ def main() -> None:
     print(f"\ndeepfix status: {findings['status'].upper()}  modality={findings['modality']}  "
           f"({findings['timings']['total_seconds']:.1f}s, run {run.info.run_id})\n")
     for finding in findings["findings"][:5]:
-        print(f"#{finding['rank']} [{finding['severity']}] {finding['category']}: {finding['title']}")
+        print(f"#{finding['rank']} [{finding['severity']}] {finding['category']}: "
+              f"{finding['title']}")
         for evidence in finding["evidence"][:3]:
             print(f"    evidence ({evidence['source']}): {evidence['detail']}")
         for step, fix in enumerate(finding["fixes"][:2], start=1):

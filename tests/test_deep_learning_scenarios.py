@@ -65,6 +65,16 @@ def test_minilm_classifier_on_rare_complaints_is_class_imbalance_at_rank_1(tmp_p
     assert artifact["modality"] == "text"
 
 
+def test_history_of_a_pyfunc_model_is_read_too_lr_too_high_is_divergence_at_rank_1(tmp_path):
+    """The training history is read from any flavour's run: here a pyfunc (MiniLM with
+    a torch-trained two-layer head at SGD learning rate 50)."""
+    result, artifact, findings = _run("training_divergence.minilm_head_lr_too_high", tmp_path)
+    assert result.rank == 1 and result.top1 == "training_divergence"
+    assert artifact["model"]["flavor"] == "python_function"
+    assert artifact["training"]["learning_rate"] == 50.0
+    assert any(e["source"] == "training" for e in findings["findings"][0]["evidence"])
+
+
 def test_minilm_head_probabilities_are_the_softmax_of_its_logits():
     binary = probabilities(np.array([[0.0], [2.0]]))
     assert np.allclose(binary[:, 1], 1 / (1 + np.exp([-0.0, -2.0]))) and np.allclose(

