@@ -553,6 +553,9 @@ class TrainingHistory(_Model):
     optimizer: str | None = None
     #: early stopping (a patience / early-stopping param) was configured
     early_stopping: bool | None = None
+    #: rows of the validation split the validation curves were measured on (a
+    #: ``val_rows`` param): sets how much of their epoch-to-epoch wobble is noise
+    val_rows: int | None = None
 
     def metric(self, role: str) -> MetricHistory | None:
         return next((m for m in self.metrics if m.role == role), None)

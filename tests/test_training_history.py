@@ -86,7 +86,7 @@ def _train_and_log(digits, *, epochs=12, poison=False, **settings):
     x_val, y_val = _arrays(test)
     torch.set_num_threads(1)
     with mlflow.start_run(run_name="train") as run:
-        network = DigitsCNN()
+        network = DigitsCNN(seed=0)
         train_classifier(network, x, y, x_val, y_val, epochs=epochs, **settings)
         info = log_probability_model(network, x[:4] if not poison else x_val[:4])
     return info.model_uri, run.info.run_id
@@ -140,6 +140,7 @@ def test_history_of_a_logged_torch_run_is_read_through_the_model(evaluated, digi
     assert all(m.n_points == 5 and m.steps == [0, 1, 2, 3, 4] for m in history.metrics)
     assert history.learning_rate == 0.01 and history.epochs == 5 and history.batch_size == 32
     assert history.optimizer == "Adam" and history.early_stopping is None
+    assert history.val_rows == len(digits[1])  # the validation split's size, from val_rows
     loss = history.metric("train_loss").values
     assert loss[-1] < loss[0]  # a real, learning run
 
@@ -188,6 +189,32 @@ def test_long_histories_are_thinned_keeping_the_last_point(store):
     loss = history.metric("train_loss")
     assert loss.n_points == 1200 and len(loss.values) == MAX_POINTS
     assert loss.steps[0] == 0 and loss.steps[-1] == 1199
+
+
+@pytest.mark.parametrize(("logged", "rows"), [("300", 300), ("0.2", None), ("1", None)])
+def test_validation_rows_are_read_only_as_a_row_count(store, logged, rows):
+    """A ``val_size`` of 0.2 is a fraction of a split we do not know the size of."""
+    with mlflow.start_run() as run:
+        mlflow.log_param("val_size", logged)
+        for step in range(4):
+            mlflow.log_metric("loss", 1.0 / (1 + step), step=step)
+
+    class Model:
+        class metadata:
+            run_id = run.info.run_id
+
+    history, _ = read_training_history(Model())
+    assert history.val_rows == rows
+
+
+def test_the_cnn_starts_from_its_own_seed_not_from_the_global_generator():
+    """The root cause of a flaky healthy run: the network's initial weights were drawn
+    from torch's global generator wherever earlier code had left it."""
+    first = DigitsCNN(seed=3).state_dict()
+    torch.rand(17)  # whatever ran before
+    again, other = DigitsCNN(seed=3).state_dict(), DigitsCNN(seed=4).state_dict()
+    assert all(torch.equal(first[k], again[k]) for k in first)
+    assert not torch.equal(first["head.weight"], other["head.weight"])
 
 
 # ------------------------------------------------------------------ diagnosis
@@ -279,6 +306,20 @@ def test_validation_turning_while_training_improves_feeds_overfitting(evaluated,
     finding = next(f for f in reason(signals, artifact) if f.category == "overfitting")
     assert finding.severity == severity
     assert "past its best validation loss" in finding.title
+
+
+@pytest.mark.parametrize(("val_rows", "fires"), [(40, False), (5000, True)])
+def test_a_decline_within_the_validation_noise_is_not_overfitting(evaluated, val_rows, fires):
+    """The same 0.08 accuracy lost after the best epoch: noise on 40 validation rows
+    (the best of 12 epochs is a lucky one), a real decline on 5,000."""
+    _, healthy = evaluated["healthy"]
+    history = _overfitting_history(0.82).model_copy(update={"val_rows": val_rows})
+    artifact = healthy.model_copy(update={"training": history})
+    signals = RULES.get("overfitting")().detect("training", artifact)
+    assert bool(signals) is fires
+    if fires:
+        assert signals[0].facts["noise"] < 0.03
+        assert "noise on 5000 validation rows" in signals[0].evidence.detail
 
 
 def test_new_categories_are_appended_to_the_model_layer():

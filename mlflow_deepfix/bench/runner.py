@@ -220,12 +220,15 @@ def run_scenario(
                     "deepfix.bench.expected": scenario.expected or "none",
                 }
             )
-            info = mlflow.sklearn.log_model(
-                data.model,
-                name="model",
-                serialization_format="cloudpickle",
-                signature=_signature(data),
-            )
+            if data.log_model is not None:  # its own flavour (mlflow.pytorch, a pyfunc)
+                info = data.log_model()
+            else:
+                info = mlflow.sklearn.log_model(
+                    data.model,
+                    name="model",
+                    serialization_format="cloudpickle",
+                    signature=_signature(data),
+                )
             evaluated = time.perf_counter()
             mlflow.models.evaluate(
                 info.model_uri,

@@ -44,6 +44,12 @@ _PARAM_ALIASES: dict[str, tuple[str, ...]] = {
         "early_stopping", "early_stopping_patience", "patience", "early_stopping_rounds",
         "n_iter_no_change",
     ),
+    # a row count only (a fraction such as ``val_size=0.2`` is not read): it is what
+    # tells epoch-to-epoch noise of a validation accuracy from a real decline
+    "val_rows": (
+        "val_rows", "n_val", "n_val_rows", "val_samples", "num_val_samples", "validation_rows",
+        "n_validation", "val_size", "validation_size", "eval_rows",
+    ),
 }
 
 
@@ -124,7 +130,10 @@ def _params(logged: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
             parsed[field] = raw.strip().lower() not in ("", "0", "false", "none", "no")
         else:
             number = _number(raw)
-            if number is not None:
+            if field == "val_rows":
+                if number is not None and number >= 2 and number == int(number):
+                    parsed[field] = int(number)
+            elif number is not None:
                 parsed[field] = int(number) if field in ("epochs", "batch_size") else number
     return found, parsed
 

@@ -27,8 +27,9 @@ from mlflow_deepfix.bench.scenarios._base import (
 
 #: Importing these modules registers their scenarios, in this (stable) order: the
 #: layers of CONTRACT.md section 5, then the clean controls, then the text and image
-#: scenarios (each module with its own clean controls).
-SCENARIO_MODULES = ("data", "split", "model", "clean", "text", "image", "behaviour")
+#: scenarios (each module with its own clean controls), the behaviour ones, and the
+#: deep-learning ones (torch CNN, MiniLM; registered only when those are installed).
+SCENARIO_MODULES = ("data", "split", "model", "clean", "text", "image", "behaviour", "deep")
 for _module in SCENARIO_MODULES:
     import_module(f"mlflow_deepfix.bench.scenarios.{_module}")
 

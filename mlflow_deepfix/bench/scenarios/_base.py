@@ -41,6 +41,11 @@ class ScenarioData:
     ``train`` and ``test`` both hold the target column (``target``); ``model`` is a
     fitted scikit-learn estimator or Pipeline; ``config`` holds extra
     ``evaluator_config["deepfix"]`` keys (never ``train_data``: the runner adds it).
+
+    ``log_model`` is for models that are not scikit-learn's (a torch network, a
+    transformer behind a pyfunc): called inside the active MLflow run, it logs the
+    model with its own flavour -- and whatever its training logged, such as per-epoch
+    curves -- and returns the ``ModelInfo``. None: ``mlflow.sklearn`` logs ``model``.
     """
 
     train: pd.DataFrame
@@ -49,6 +54,7 @@ class ScenarioData:
     model: Any
     model_type: str
     config: dict = field(default_factory=dict)
+    log_model: Callable[[], Any] | None = None
 
     @property
     def feature_names(self) -> list[str]:
@@ -148,6 +154,7 @@ def make_data(
     model: Any,
     model_type: str,
     config: dict | None = None,
+    log_model: Callable[[], Any] | None = None,
 ) -> ScenarioData:
     """Build a :class:`ScenarioData` after checking the parts fit together."""
     if model_type not in MODEL_TYPES:
@@ -158,6 +165,8 @@ def make_data(
     config = dict(config or {})
     if "train_data" in config:
         raise ValueError("config must not hold train_data; the bench runner adds it")
+    if log_model is not None and not callable(log_model):
+        raise TypeError(f"log_model must be callable or None, got {type(log_model).__name__}")
     return ScenarioData(
         train=train.reset_index(drop=True),
         test=test.reset_index(drop=True),
@@ -165,6 +174,7 @@ def make_data(
         model=model,
         model_type=model_type,
         config=config,
+        log_model=log_model,
     )
 
 
