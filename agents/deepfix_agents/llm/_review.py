@@ -44,15 +44,21 @@ class _Sampling:
     seconds: float = 0.0
 
 
-def _complete(provider: Any, messages: list[dict[str, str]], seed: int) -> str:
-    """Call ``provider.complete``, passing the seed when the provider accepts one."""
+def _complete(
+    provider: Any, messages: list[dict[str, str]], seed: int, context: ReviewContext
+) -> str:
+    """Call ``provider.complete``, passing the seed and the review context (what an
+    answer may cite, for providers that constrain their output) when it accepts them."""
     try:
-        accepts_seed = "seed" in inspect.signature(provider.complete).parameters
+        accepted = inspect.signature(provider.complete).parameters
     except (TypeError, ValueError):
-        accepts_seed = False
-    if accepts_seed:
-        return provider.complete(messages, seed=seed)
-    return provider.complete(messages)
+        accepted = {}
+    extra: dict[str, Any] = {}
+    if "seed" in accepted:
+        extra["seed"] = seed
+    if "context" in accepted:
+        extra["context"] = context
+    return provider.complete(messages, **extra)
 
 
 def _sample(
@@ -73,7 +79,10 @@ def _sample(
         for attempt in (1, 2):
             # the retry gets its own seed: a sampled answer may then differ beyond the fix
             answer = _complete(
-                provider, conversation, sample_seed if attempt == 1 else seed + n + index
+                provider,
+                conversation,
+                sample_seed if attempt == 1 else seed + n + index,
+                context,
             )
             result.calls += 1
             logger.debug(
