@@ -35,7 +35,7 @@ class LLMConfig(BaseModel):
     cache: bool = True
     cache_dir: str | None = None
     max_new_tokens: int = Field(default=1024, ge=16)
-    #: torch threads for an in-process provider (``local``); None keeps torch's default
+    #: torch threads for an in-process provider (``local``); None: the provider's default
     n_threads: int | None = Field(default=None, ge=1, le=256)
 
 

