@@ -124,7 +124,7 @@ def main() -> int:
             rules_categories = [f.category for f in sorted(rules, key=lambda f: f.rank)]
             context = ReviewContext.from_artifact(artifact)
             text = provider.complete(
-                build_messages(artifact, rules), seed=args.seed, context=context
+                build_messages(artifact, rules, compact=True), seed=args.seed, context=context
             )
             review = parse_review(text, context)  # raises if the answer did not validate
             stats = dict(provider.last_stats)

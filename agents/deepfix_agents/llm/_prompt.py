@@ -156,16 +156,16 @@ def _column(column: ColumnStats) -> dict[str, Any]:
     return _round(keep)
 
 
-def _split(split: Any) -> dict[str, Any] | None:
+def _split(split: Any, max_columns: int = MAX_COLUMNS) -> dict[str, Any] | None:
     if split is None:
         return None
     columns = [c for c in split.columns if _notable(c)]
     columns.sort(key=lambda c: (-(c.target_association or 0), c.name))
     data = split.model_dump(exclude={"columns"}, exclude_defaults=True)
     data["label_distribution"] = _top(split.label_distribution)
-    data["notable_columns"] = [_column(c) for c in columns[:MAX_COLUMNS]]
-    if len(columns) > MAX_COLUMNS:
-        data["notable_columns_omitted"] = len(columns) - MAX_COLUMNS
+    data["notable_columns"] = [_column(c) for c in columns[:max_columns]]
+    if len(columns) > max_columns:
+        data["notable_columns_omitted"] = len(columns) - max_columns
     return _round(data)
 
 
@@ -181,8 +181,19 @@ def known_names(artifact: ArtifactData) -> set[str]:
     return {str(n) for n in names}
 
 
-def condense(artifact: ArtifactData) -> dict[str, Any]:
-    """The artifact data as the LLM sees it: no timings, no per-row values, short."""
+#: in a compact prompt: columns per split, hyperparameters (none), checks that passed (none)
+COMPACT_COLUMNS = 5
+
+
+def condense(
+    artifact: ArtifactData, compact: bool = False, cited: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The artifact data as the LLM sees it: no timings, no per-row values, short.
+
+    ``compact`` (for small local models, whose prompt pass is most of their time):
+    only the checks that did not pass or that a finding cites (``cited``), fewer
+    columns, no hyperparameters. About a quarter of the tokens of the full view.
+    """
     known = known_names(artifact)
     dataset = artifact.dataset
     comparison = None
@@ -193,6 +204,8 @@ def condense(artifact: ArtifactData) -> dict[str, Any]:
     checks = []
     for check in artifact.checks:
         if is_clock_check(check):
+            continue
+        if compact and check.outcome == "passed" and check.name not in cited:
             continue
         entry: dict[str, Any] = {"name": check.name, "suite": check.suite, "outcome": check.outcome}
         if check.value is not None:
@@ -211,7 +224,7 @@ def condense(artifact: ArtifactData) -> dict[str, Any]:
         exclude={"feature_importances", "signature_types", "signature_inputs", "hyperparameters"},
         exclude_defaults=True,
     )
-    if artifact.model.hyperparameters:
+    if artifact.model.hyperparameters and not compact:
         model["hyperparameters"] = {
             str(k): redact(repr(v), known)
             for k, v in sorted(artifact.model.hyperparameters.items())[:25]
@@ -251,8 +264,8 @@ def condense(artifact: ArtifactData) -> dict[str, Any]:
             "cat_features": dataset.cat_features[:30],
             "index_col": dataset.index_col,
             "datetime_col": dataset.datetime_col,
-            "train": _split(dataset.train),
-            "test": _split(dataset.test),
+            "train": _split(dataset.train, COMPACT_COLUMNS if compact else MAX_COLUMNS),
+            "test": _split(dataset.test, COMPACT_COLUMNS if compact else MAX_COLUMNS),
             "comparison": comparison,
         },
         "checks": checks,
@@ -288,11 +301,14 @@ def condense_findings(findings: list[Finding], known: set[str]) -> list[dict[str
     return out
 
 
-def build_messages(artifact: ArtifactData, findings: list[Finding]) -> list[dict[str, str]]:
-    """The chat messages of one review request."""
+def build_messages(
+    artifact: ArtifactData, findings: list[Finding], compact: bool = False
+) -> list[dict[str, str]]:
+    """The chat messages of one review request (``compact``: see :func:`condense`)."""
     system = SYSTEM_PROMPT.replace("CATEGORIES", _category_lines())
+    cited = frozenset(e.check for f in findings for e in f.evidence if e.check)
     payload = {
-        "artifact_data": condense(artifact),
+        "artifact_data": condense(artifact, compact=compact, cited=cited),
         "rules_engine_findings": condense_findings(findings, known_names(artifact)),
     }
     user = (

@@ -162,7 +162,9 @@ def review_with_llm(artifact: ArtifactData, findings: list[Finding], config: Any
         from deepfix_agents.providers import PROVIDERS
 
         provider_cls = PROVIDERS.get(config.provider)
-        messages = build_messages(artifact, findings)
+        # providers that run a small model in process ask for the compact prompt
+        compact = bool(getattr(provider_cls, "compact_prompt", False))
+        messages = build_messages(artifact, findings, compact=compact)
         context = ReviewContext.from_artifact(artifact)
     except Exception as error:  # noqa: BLE001 - a broken setup must not cost the diagnosis
         return fallback(f"{type(error).__name__}: {error}")

