@@ -85,7 +85,7 @@ def main() -> int:
 
     import mlflow
     from deepfix_agents.llm import build_messages
-    from deepfix_agents.llm._schema import ReviewContext, parse_review
+    from deepfix_agents.llm._schema import ReviewContext, constrained_schema, parse_review
     from deepfix_agents.providers.local_gguf import LocalGGUFProvider
 
     from mlflow_deepfix import parse_config
@@ -124,7 +124,9 @@ def main() -> int:
             rules_categories = [f.category for f in sorted(rules, key=lambda f: f.rank)]
             context = ReviewContext.from_artifact(artifact)
             text = provider.complete(
-                build_messages(artifact, rules, compact=True), seed=args.seed, context=context
+                build_messages(artifact, rules, compact=True),
+                seed=args.seed,
+                schema=constrained_schema(context),
             )
             review = parse_review(text, context)  # raises if the answer did not validate
             stats = dict(provider.last_stats)

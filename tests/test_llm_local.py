@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 import torch
 from deepfix_agents.llm import review_with_llm
-from deepfix_agents.llm._constrained import ConstrainedDecoder, SchemaError, decode_json
 from deepfix_agents.llm._schema import ReviewContext, constrained_schema, parse_review
 from deepfix_agents.providers import available_providers
+from deepfix_agents.providers._constrained import ConstrainedDecoder, SchemaError, decode_json
 from deepfix_agents.providers._gguf import GGUFError, load_llama, read_gguf
 from deepfix_agents.providers.local_gguf import (
     DEFAULT_THREADS,
@@ -135,7 +135,7 @@ def test_the_review_answer_validates_against_the_strict_schema(smollm2):
     from deepfix_agents.llm import build_messages
 
     messages = build_messages(artifact, _rules_findings(), compact=True)
-    text = provider.complete(messages, seed=0, context=context)
+    text = provider.complete(messages, seed=0, schema=constrained_schema(context))
     review = parse_review(text, context)  # raises InvalidOutput if it did not validate
     assert 1 <= len(review.findings) <= 3
     schema = constrained_schema(context)

@@ -14,7 +14,7 @@ from deepfix_agents.llm._config import RULES, LLMConfig, validate_llm_options
 from deepfix_agents.llm._consistency import MergeResult, merge_reviews
 from deepfix_agents.llm._errors import InvalidOutput, ProviderError
 from deepfix_agents.llm._prompt import PROMPT_VERSION, build_messages, retry_messages
-from deepfix_agents.llm._schema import LLMReview, ReviewContext, parse_review
+from deepfix_agents.llm._schema import LLMReview, ReviewContext, constrained_schema, parse_review
 from mlflow_deepfix.schemas import ArtifactData, Finding
 
 logger = logging.getLogger(__name__)
@@ -47,8 +47,9 @@ class _Sampling:
 def _complete(
     provider: Any, messages: list[dict[str, str]], seed: int, context: ReviewContext
 ) -> str:
-    """Call ``provider.complete``, passing the seed and the review context (what an
-    answer may cite, for providers that constrain their output) when it accepts them."""
+    """Call ``provider.complete``, passing the seed and the answer's JSON schema (for
+    providers that constrain their output to it; it holds this artifact's check names)
+    when it accepts them."""
     try:
         accepted = inspect.signature(provider.complete).parameters
     except (TypeError, ValueError):
@@ -56,8 +57,8 @@ def _complete(
     extra: dict[str, Any] = {}
     if "seed" in accepted:
         extra["seed"] = seed
-    if "context" in accepted:
-        extra["context"] = context
+    if "schema" in accepted:
+        extra["schema"] = constrained_schema(context)
     return provider.complete(messages, **extra)
 
 

@@ -253,7 +253,8 @@ CONSTRAINED_LIMITS = {"findings": 3, "title": 48, "explanation": 120, "detail": 
 
 
 def constrained_schema(context: ReviewContext, max_findings: int | None = None) -> dict[str, Any]:
-    """The JSON schema a constrained decoder (:mod:`._constrained`) writes to.
+    """The JSON schema a constrained decoder (:mod:`deepfix_agents.providers._constrained`)
+    writes to.
 
     A strict subset of :class:`LLMReview`, so that every answer written to it validates:
     categories and severities are the contract's enums, each category at most once;

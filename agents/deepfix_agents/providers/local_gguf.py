@@ -9,9 +9,9 @@ llama-architecture ``.gguf`` file instead. Nothing is downloaded.
   to float32 for torch; the model is kept for the next call in the process;
 * the prompt is the shared one (:func:`deepfix_agents.llm.build_messages`, artifact
   data only) in its compact form, laid out with the chat template stored in the file;
-* the answer is written by :mod:`deepfix_agents.llm._constrained` against
-  :func:`deepfix_agents.llm._schema.constrained_schema`, so it always parses and
-  validates; greedy at ``llm.temperature == 0``, seeded sampling otherwise;
+* the answer is written by :mod:`._constrained` against the JSON schema the reviewer
+  passes (:func:`deepfix_agents.llm._schema.constrained_schema`), so it always parses
+  and validates; greedy at ``llm.temperature == 0``, seeded sampling otherwise;
 * ``llm.timeout`` bounds one answer (the prompt included); past it the provider
   raises :class:`ProviderError` and the rules engine's findings stand, with a note;
 * ``llm.n_threads`` sets torch's threads for the call (default :data:`DEFAULT_THREADS`).
@@ -113,7 +113,7 @@ class LocalGGUFProvider(Provider):
             if key in _LOADED:
                 return _LOADED[key]
             try:
-                from deepfix_agents.llm._constrained import TokenTable
+                from deepfix_agents.providers._constrained import TokenTable
                 from deepfix_agents.providers._gguf import load_llama
             except ImportError as error:
                 raise ProviderError(
@@ -140,15 +140,19 @@ class LocalGGUFProvider(Provider):
             return loaded
 
     def complete(
-        self, messages: list[dict[str, str]], seed: int | None = None, context: Any = None
+        self,
+        messages: list[dict[str, str]],
+        seed: int | None = None,
+        schema: dict[str, Any] | None = None,
     ) -> str:
+        """The answer to ``messages``, written to ``schema`` (the reviewer passes
+        :func:`deepfix_agents.llm._schema.constrained_schema`)."""
         import torch
 
-        from deepfix_agents.llm._constrained import DecodeTimeout, SchemaError, decode_json
-        from deepfix_agents.llm._schema import constrained_schema
+        from deepfix_agents.providers._constrained import DecodeTimeout, SchemaError, decode_json
 
-        if context is None:
-            raise ProviderError("the local provider needs the review context (check names)")
+        if schema is None:
+            raise ProviderError("the local provider needs the answer's JSON schema")
         started = time.perf_counter()
         deadline = started + float(self.options.timeout)
         model, table, template = self._load()
@@ -166,7 +170,7 @@ class LocalGGUFProvider(Provider):
                 model,
                 table,
                 prompt_ids,
-                constrained_schema(context),
+                schema,
                 temperature=float(self.options.temperature),
                 seed=0 if seed is None else int(seed),
                 deadline=deadline,
