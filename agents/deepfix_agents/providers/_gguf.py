@@ -14,6 +14,7 @@ byte-level BPE vocabulary, ``tokenizer.ggml.model == "gpt2"``); anything else ra
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,10 +94,19 @@ class _Cursor:
 def read_gguf(path: Path) -> GGUFFile:
     """Parse the header, metadata and tensor table of ``path`` (tensor data stays on disk)."""
     with open(path, "rb") as handle:
-        raw = handle.read()
-    cursor = _Cursor(memoryview(raw))
-    if raw[:4] != b"GGUF":
-        raise GGUFError(f"{path} is not a GGUF file (it starts with {raw[:4]!r})")
+        head = handle.read(4)
+        if head != b"GGUF":
+            raise GGUFError(f"{path} is not a GGUF file (it starts with {head!r})")
+        # mapped, not read: only the header pages are touched, not the tensor data
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            view = memoryview(mapped)
+            try:
+                return _parse(path, _Cursor(view))
+            finally:
+                view.release()
+
+
+def _parse(path: Path, cursor: _Cursor) -> GGUFFile:
     cursor.pos = 4
     version = cursor.unpack("<I")
     if version < 2:
