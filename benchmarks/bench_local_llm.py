@@ -143,6 +143,7 @@ def main() -> int:
                 ),
                 "llm_names_planted": scenario.expected in llm_categories,
                 "seconds": round(stats["seconds"], 2),
+                "cpu_seconds": round(stats["cpu_seconds"], 2),
                 "prompt_tokens": stats["prompt_tokens"],
                 "generated_tokens": stats["generated_tokens"],
                 "tokens_per_second": round(stats["generated_tokens"] / stats["seconds"], 2),
@@ -151,7 +152,7 @@ def main() -> int:
             print(
                 f"{scenario.id:60s} rules {','.join(top3) or '-':55s} llm {','.join(llm_categories):45s}"
                 f" top1={int(row['top1_match'])} top3={row['top3_overlap']}"
-                f" {row['seconds']:.1f}s ({row['prompt_tokens']} prompt, "
+                f" {row['seconds']:.1f}s, cpu {row['cpu_seconds']:.1f}s ({row['prompt_tokens']} prompt, "
                 f"{row['generated_tokens']} generated tokens)",
                 flush=True,
             )
@@ -162,6 +163,9 @@ def main() -> int:
         "model_load_seconds": round(load_seconds, 2),
         "median_seconds_per_sample": round(statistics.median(seconds), 2),
         "max_seconds_per_sample": round(max(seconds), 2),
+        "median_cpu_seconds_per_sample": round(
+            statistics.median(r["cpu_seconds"] for r in rows), 2
+        ),
         "mean_generated_tokens_per_second": round(
             statistics.mean(r["tokens_per_second"] for r in rows), 2
         ),

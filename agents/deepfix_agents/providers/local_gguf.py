@@ -153,7 +153,7 @@ class LocalGGUFProvider(Provider):
 
         if schema is None:
             raise ProviderError("the local provider needs the answer's JSON schema")
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         deadline = started + float(self.options.timeout)
         model, table, template = self._load()
         prompt_ids = table.encode(_render_chat(template, messages))
@@ -187,6 +187,8 @@ class LocalGGUFProvider(Provider):
             "generated_tokens": decoder.generated_tokens,
             "forward_passes": decoder.forward_passes,
             "seconds": seconds,
+            # CPU seconds of the process: with one thread, about the wall time on an idle core
+            "cpu_seconds": time.process_time() - cpu_started,
         }
         logger.info(
             "local provider: %d prompt tokens, %d generated tokens in %.1fs",
