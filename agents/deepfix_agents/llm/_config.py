@@ -35,6 +35,8 @@ class LLMConfig(BaseModel):
     cache: bool = True
     cache_dir: str | None = None
     max_new_tokens: int = Field(default=1024, ge=16)
+    #: torch threads for an in-process provider (``local``); None: the provider's default
+    n_threads: int | None = Field(default=None, ge=1, le=256)
 
 
 def validate_llm_options(provider: str, options: Any) -> None:

@@ -14,7 +14,7 @@ from deepfix_agents.llm._config import RULES, LLMConfig, validate_llm_options
 from deepfix_agents.llm._consistency import MergeResult, merge_reviews
 from deepfix_agents.llm._errors import InvalidOutput, ProviderError
 from deepfix_agents.llm._prompt import PROMPT_VERSION, build_messages, retry_messages
-from deepfix_agents.llm._schema import LLMReview, ReviewContext, parse_review
+from deepfix_agents.llm._schema import LLMReview, ReviewContext, constrained_schema, parse_review
 from mlflow_deepfix.schemas import ArtifactData, Finding
 
 logger = logging.getLogger(__name__)
@@ -44,15 +44,22 @@ class _Sampling:
     seconds: float = 0.0
 
 
-def _complete(provider: Any, messages: list[dict[str, str]], seed: int) -> str:
-    """Call ``provider.complete``, passing the seed when the provider accepts one."""
+def _complete(
+    provider: Any, messages: list[dict[str, str]], seed: int, context: ReviewContext
+) -> str:
+    """Call ``provider.complete``, passing the seed and the answer's JSON schema (for
+    providers that constrain their output to it; it holds this artifact's check names)
+    when it accepts them."""
     try:
-        accepts_seed = "seed" in inspect.signature(provider.complete).parameters
+        accepted = inspect.signature(provider.complete).parameters
     except (TypeError, ValueError):
-        accepts_seed = False
-    if accepts_seed:
-        return provider.complete(messages, seed=seed)
-    return provider.complete(messages)
+        accepted = {}
+    extra: dict[str, Any] = {}
+    if "seed" in accepted:
+        extra["seed"] = seed
+    if "schema" in accepted:
+        extra["schema"] = constrained_schema(context)
+    return provider.complete(messages, **extra)
 
 
 def _sample(
@@ -73,7 +80,10 @@ def _sample(
         for attempt in (1, 2):
             # the retry gets its own seed: a sampled answer may then differ beyond the fix
             answer = _complete(
-                provider, conversation, sample_seed if attempt == 1 else seed + n + index
+                provider,
+                conversation,
+                sample_seed if attempt == 1 else seed + n + index,
+                context,
             )
             result.calls += 1
             logger.debug(
@@ -153,7 +163,9 @@ def review_with_llm(artifact: ArtifactData, findings: list[Finding], config: Any
         from deepfix_agents.providers import PROVIDERS
 
         provider_cls = PROVIDERS.get(config.provider)
-        messages = build_messages(artifact, findings)
+        # providers that run a small model in process ask for the compact prompt
+        compact = bool(getattr(provider_cls, "compact_prompt", False))
+        messages = build_messages(artifact, findings, compact=compact)
         context = ReviewContext.from_artifact(artifact)
     except Exception as error:  # noqa: BLE001 - a broken setup must not cost the diagnosis
         return fallback(f"{type(error).__name__}: {error}")

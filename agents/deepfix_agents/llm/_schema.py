@@ -245,3 +245,78 @@ def parse_review(text: str, context: ReviewContext) -> LLMReview:
         return LLMReview.model_validate(data, context={"review": context})
     except ValidationError as error:
         raise InvalidOutput(f"the JSON does not validate: {_explain(error, data)}") from None
+
+
+#: bounds of a constrained answer: short enough for a small local model to write in
+#: seconds, long enough for a title, a reason, one piece of evidence and one fix
+CONSTRAINED_LIMITS = {"findings": 3, "title": 48, "explanation": 120, "detail": 64, "fix": 64}
+
+
+def constrained_schema(context: ReviewContext, max_findings: int | None = None) -> dict[str, Any]:
+    """The JSON schema a constrained decoder (:mod:`deepfix_agents.providers._constrained`)
+    writes to.
+
+    A strict subset of :class:`LLMReview`, so that every answer written to it validates:
+    categories and severities are the contract's enums, each category at most once;
+    evidence cites a source this artifact holds, and evidence from ``deepchecks`` names
+    one of its checks (the ``anyOf`` picks the variant from the source chosen first);
+    strings are bounded by :data:`CONSTRAINED_LIMITS`.
+    """
+    limits = CONSTRAINED_LIMITS
+    detail = {"type": "string", "minLength": 1, "maxLength": limits["detail"]}
+    others = sorted(s for s in context.sources if s != "deepchecks")
+    variants: list[dict[str, Any]] = []
+    if "deepchecks" in context.sources and context.checks:
+        variants.append(
+            {
+                "type": "object",
+                "properties": {
+                    "source": {"const": "deepchecks"},
+                    "check": {"enum": sorted(context.checks)},
+                    "detail": detail,
+                },
+            }
+        )
+    variants.append(
+        {
+            "type": "object",
+            "properties": {
+                "source": {"enum": others},
+                "check": {"enum": [None]},
+                "detail": detail,
+            },
+        }
+    )
+    finding = {
+        "type": "object",
+        "properties": {
+            "category": {"enum": list(CATEGORIES)},
+            "severity": {"enum": list(SEVERITY_ORDER)},
+            "title": {"type": "string", "minLength": 3, "maxLength": limits["title"]},
+            "explanation": {"type": "string", "minLength": 10, "maxLength": limits["explanation"]},
+            "evidence": {
+                "type": "array",
+                "items": {"anyOf": variants},
+                "minItems": 1,
+                "maxItems": 1,
+            },
+            "fixes": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 3, "maxLength": limits["fix"]},
+                "minItems": 1,
+                "maxItems": 1,
+            },
+        },
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "findings": {
+                "type": "array",
+                "items": finding,
+                "minItems": 1,
+                "maxItems": max(1, min(max_findings or limits["findings"], MAX_FINDINGS)),
+                "x-distinct": "category",
+            }
+        },
+    }

@@ -20,12 +20,13 @@ __all__ = ["PROVIDERS", "RULES_PROVIDER", "Provider", "available_providers", "re
 
 
 def _register_builtins() -> None:
-    """The built-in LLM providers. Their modules import httpx / transformers / torch
+    """The built-in LLM providers. Their modules import httpx / transformers / torch / gguf
     only inside their methods, so registering them costs nothing at import."""
+    from deepfix_agents.providers.local_gguf import LocalGGUFProvider
     from deepfix_agents.providers.openai import OpenAIProvider
     from deepfix_agents.providers.transformers_local import TransformersProvider
 
-    for cls in (OpenAIProvider, TransformersProvider):
+    for cls in (OpenAIProvider, TransformersProvider, LocalGGUFProvider):
         register_provider(cls)
 
 
