@@ -449,7 +449,9 @@ def test_valid_answer_reviews_the_rules_findings(stub, tmp_path):
     assert request["body"]["seed"] == 0 and "Authorization" not in request["headers"]
     top = outcome.findings[0]
     assert top.category == "train_test_overlap" and top.severity == "critical"
-    assert top.explanation == OVERLAP["explanation"]
+    # the rules' measured account stays first; the reviewer's text follows, labelled
+    rules_top = next(f for f in _rules_findings() if f.category == "train_test_overlap")
+    assert top.explanation == f"{rules_top.explanation}\n\nLLM review: {OVERLAP['explanation']}"
     # measured evidence stays; the LLM's extra citation gets the artifact's value
     assert top.evidence[0].detail == "38% of test rows have a copy in train"
     cited = [e for e in top.evidence if e.check == "Train Test Samples Mix"]
@@ -738,7 +740,8 @@ def test_third_party_provider_plugs_in_and_its_errors_are_masked(tmp_path, monke
         config = parse_config({"provider": "canned-test", "llm": options})
         Canned.answers = [VALID]
         outcome = review_with_llm(_artifact(), _rules_findings(), config)
-        assert outcome.provider == "canned" and outcome.findings[0].explanation.startswith("The")
+        assert outcome.provider == "canned" and outcome.findings[0].explanation.endswith(
+            "LLM review: " + OVERLAP["explanation"])
         Canned.answers = ["boom"]
         failed = review_with_llm(_artifact(), _rules_findings(), config)
         _assert_fallback(failed, "RuntimeError: upstream refused key ***")
@@ -912,7 +915,7 @@ def test_end_to_end_through_the_evaluator(stub, tmp_path, overlap_model, monkeyp
         findings = mlflow.artifacts.load_dict(f"runs:/{run_id}/deepfix/findings.json")
         assert findings["provider"] == "test-model"
         top = next(f for f in findings["findings"] if f["category"] == "train_test_overlap")
-        assert top["explanation"] == OVERLAP["explanation"]
+        assert top["explanation"].endswith("LLM review: " + OVERLAP["explanation"])
         html = mlflow.artifacts.load_text(f"runs:/{run_id}/deepfix/report.html")
         assert "LLM review: agreement across samples" in html
         assert ("LLM cache: hit (1/1)" if hit else "LLM cache: miss (0/1)") in html

@@ -18,7 +18,10 @@ their consensus. Here, with ``k`` valid samples:
   (the share of samples naming the category; the rules confidence is 0 for an
   LLM-only finding, which therefore never exceeds 0.5).
 * **Text** (explanation, extra fixes, the title of LLM-only findings) comes from the
-  sample whose severity is closest to the median, the earliest on ties.
+  sample whose severity is closest to the median, the earliest on ties. A rules
+  finding keeps its own explanation first (it quotes measurements) and the reviewer's
+  text follows under ``LLM review:``: a small local model's prose is often vaguer
+  than the rules' and must never replace the measured account.
 * **Evidence**: the rules engine's evidence stays; checks the LLM cited in addition
   are appended with the value read from the artifact data, never the LLM's number.
 * **Agreement** of the whole review: the mean Jaccard similarity between each
@@ -83,6 +86,16 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def _median_severity(items: list[LLMFinding]) -> str:
     ranks = sorted(severity_rank(i.severity) for i in items)
     return SEVERITY_ORDER[statistics.median_low(ranks)]
+
+
+REVIEW_LABEL = "LLM review: "
+
+
+def _with_review(rules_text: str, review_text: str) -> str:
+    """The rules' explanation, then the reviewer's (when it says something else)."""
+    if not rules_text or rules_text.strip() == review_text.strip():
+        return review_text
+    return f"{rules_text}\n\n{REVIEW_LABEL}{review_text}"
 
 
 def _representative(items: list[LLMFinding], severity: str) -> LLMFinding:
@@ -180,7 +193,7 @@ def merge_reviews(
             evidence = finding.evidence + _extra_evidence(items, finding.evidence, artifact)
             update.update(
                 severity=severity,
-                explanation=chosen.explanation,
+                explanation=_with_review(finding.explanation, chosen.explanation),
                 fixes=_merge_fixes(finding.fixes, chosen.fixes),
                 evidence=evidence[:MAX_EVIDENCE],
             )
