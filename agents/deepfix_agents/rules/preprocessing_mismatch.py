@@ -192,8 +192,8 @@ class PreprocessingMismatch(Rule):
         "Scaled on one side only (>= 50% of numeric features look standardised / min-max "
         "scaled in one split, and >= 30% of them are > 3 stds away or > 3x wider in the "
         "other): 0.5 of features -> 0.7, 0.8 -> 0.9, +0.05 when test predictions collapse. "
-        "Scaler missing (scale-sensitive estimator, no preprocessing step, std ratio across "
-        "numeric features >= 10): bare risk by log10(ratio) 1 -> 0.1, 2 -> 0.2, 4 -> 0.3; "
+        "Scaler missing (scale-sensitive estimator, no scaling step in front of it, std ratio "
+        "across numeric features >= 10): bare risk by log10(ratio) 1 -> 0.1, 2 -> 0.2, 4 -> 0.3; "
         "with damage, the larger of collapse (excess top-class share 0.15 -> 0.5, 0.3 -> 0.8;"
         " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85) and baseline shortfall (0.35 -> "
         "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
@@ -261,7 +261,10 @@ class PreprocessingMismatch(Rule):
 
     def detect_model(self, artifact):
         model = artifact.model
-        if not model.scale_sensitive or model.has_preprocessing:
+        # a pipeline whose steps only encode columns (impute, one-hot) still feeds the
+        # estimator raw units: what matters is a scaling step, when the testing step knew
+        scaled = model.has_scaling if model.has_scaling is not None else model.has_preprocessing
+        if not model.scale_sensitive or scaled:
             return
         split = artifact.dataset.train or artifact.dataset.test
         spread = scale_ratio(split, artifact.dataset.feature_names)
