@@ -45,6 +45,15 @@ def large_feature_shifts(artifact) -> list[str]:
     ]
 
 
+def moved_features(artifact) -> list[str]:
+    """Numeric features whose location moved by at least a large effect (NUDGE_SD)."""
+    return [
+        facts["feature"]
+        for _, facts in _column_drift(artifact)
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= NUDGE_SD
+    ]
+
+
 def large_feature_shift(artifact) -> str | None:
     """The first feature (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
     shifts = large_feature_shifts(artifact)
