@@ -265,6 +265,18 @@ def test_two_independent_bugs_keep_their_findings_duplicates_and_overlap():
     assert "train_test_overlap" in categories and "duplicate_samples" in categories
 
 
+def test_two_independent_bugs_keep_their_findings_conflicting_labels_and_overlap():
+    """Rows of the training split that share their features with another label are a
+    fact of that split, not a consequence of rows shared across the splits."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.5, test_to_train_ratio=0.33))
+    train = data.dataset.train.model_copy(update={"conflicting_label_fraction": 0.3})
+    data = data.model_copy(
+        update={"dataset": data.dataset.model_copy(update={"train": train})}
+    )
+    categories = [f.category for f in findings_of(data)]
+    assert "train_test_overlap" in categories and "conflicting_labels" in categories
+
+
 def test_a_large_shift_of_a_feature_is_not_folded_into_prediction_drift():
     from tests.test_rules_model import HEALTHY_MODEL, check, modified
 
