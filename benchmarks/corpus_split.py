@@ -131,6 +131,12 @@ def stage1_cmd(args) -> int:
         group = spec.categories[0] if spec.kind == "single" else f"({spec.kind})"
         half = "dev" if spec.dataset in split["dev"] else "held_out"
         groups[(group, half)].append(case_id)
+    import random
+
+    rng = random.Random(12)
+    for key in sorted(groups):
+        # spread each round over the datasets (ids sort by dataset otherwise)
+        rng.shuffle(groups[key])
     order: list[str] = []
     while any(groups.values()):
         for key in sorted(groups):
