@@ -212,6 +212,18 @@ def test_overlap_whose_rows_are_predicted_no_better_is_capped_at_low():
     assert (memorised.category, memorised.severity) == ("train_test_overlap", "critical")
 
 
+def test_a_measurement_that_finds_no_harm_adds_no_confidence():
+    """The no-harm measurement is evidence against the finding as a problem: the finding
+    keeps the confidence of its pattern alone (it used to gain from the measurement)."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    alone = next(f for f in findings_of(data) if f.category == "train_test_overlap")
+    natural = next(f for f in findings_of(with_interventions(data, _overlap(0.11)))
+                   if f.category == "train_test_overlap")
+    assert natural.confidence == alone.confidence
+    memorised = findings_of(with_interventions(data, _overlap(0.0)))[0]
+    assert memorised.confidence > alone.confidence
+
+
 def test_overlap_rows_are_measured_on_real_copies():
     frame = _bc()
     train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=frame["y"])

@@ -108,6 +108,10 @@ class TrainTestOverlap(Rule):
             inflated=better,
         )
 
+    def measured_harmless(self, signals):
+        measured = [s for s in signals if s.source == "intervention"]
+        return bool(measured) and not any(s.facts.get("inflated") for s in measured)
+
     def score(self, signals):
         best = max(s.score for s in signals)
         measured = [s for s in signals if s.source == "intervention"]
