@@ -89,6 +89,17 @@ def test_chance_is_folded_into_a_high_cause_already_found():
     assert any("chance" in e.detail for e in findings[0].evidence)
 
 
+def test_chance_is_not_folded_into_a_finding_that_cannot_explain_a_poor_score():
+    """Rows shared across the splits (high) do not make a model no better than chance:
+    the chance finding stands on its own instead of hiding inside the overlap."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    data = with_interventions(data, chance(0.50, 0.49))
+    categories = [f.category for f in findings_of(data)]
+    assert "train_test_overlap" in categories and "underfitting" in categories
+    chance_finding = next(f for f in findings_of(data) if f.category == "underfitting")
+    assert chance_finding.severity == "high"
+
+
 # --------------------------------------------------------------------------- A: outliers
 
 
