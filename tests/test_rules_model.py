@@ -694,6 +694,27 @@ def test_preprocessing_mismatch_encoder_without_scaler_is_not_a_scaler():
     assert assess("preprocessing_mismatch", data)[0] == "info"
 
 
+def test_preprocessing_mismatch_counts_no_damage_when_the_scaled_rung_is_no_better():
+    """Narrow predictions of a weak regressor are the data's when the ladder's linear
+    rung (which scales its inputs) scores no better: only the bare risk remains."""
+    perf = PerformanceSummary(metric="r2", train_score=0.06, test_score=0.05,
+                              prediction_spread_ratio=0.18)
+    model = modified(_svc(), model_class="sklearn.linear_model.BayesianRidge",
+                     output_kind="continuous", has_predict_proba=False, classes=[])
+    weak = artifact(task="regression", train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=model,
+                    performance=perf)
+    weak = weak.model_copy(update={"baselines": [
+        b.model_copy(update={"test_score": {"dummy": 0.0, "linear": 0.05}.get(b.name, 0.02)})
+        for b in weak.baselines
+    ]})
+    assert assess("preprocessing_mismatch", weak)[0] == "low"
+    helped = weak.model_copy(update={"baselines": [
+        b.model_copy(update={"test_score": {"dummy": 0.0, "linear": 0.45}.get(b.name, 0.3)})
+        for b in weak.baselines
+    ]})
+    assert assess("preprocessing_mismatch", helped)[0] in ("high", "critical")
+
+
 def test_preprocessing_mismatch_shortfall_behind_baselines():
     perf = modified(HEALTHY_PERF, test_score=0.55, train_score=0.58)
     data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=perf)
