@@ -212,7 +212,8 @@ class PreprocessingMismatch(Rule):
         "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
         "x0.9, 3 -> x1; no damage is counted when the ladder's scaled linear rung scores no "
         "better than the model (within 0.5/sqrt(n_test)). Measured: regression predictions "
-        "whose R² after expm1 is >= 0.1 and beats the served R² by more than 2 noise units are an un-inverted log target: 0.85."
+        "whose R² after expm1 is >= 0.1 and beats the served R² by more than 2 noise units "
+        "are an un-inverted log target: 0.85."
     )
     explains = (
         "degenerate_predictions",
