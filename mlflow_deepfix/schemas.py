@@ -225,6 +225,9 @@ class ModelInfo(_Model):
     pipeline_steps: list[str] = Field(default_factory=list)
     #: a scaler/encoder/imputer step sits in front of the estimator
     has_preprocessing: bool = False
+    #: a step in front of the estimator scales numeric features (a scaler, possibly inside
+    #: a ColumnTransformer); None when the model is not a pipeline (unknown)
+    has_scaling: bool | None = None
     #: distance/gradient-based estimator whose results depend on feature scale
     scale_sensitive: bool = False
     n_parameters: int | None = None

@@ -89,6 +89,17 @@ def test_chance_is_folded_into_a_high_cause_already_found():
     assert any("chance" in e.detail for e in findings[0].evidence)
 
 
+def test_chance_is_not_folded_into_a_finding_that_cannot_explain_a_poor_score():
+    """Rows shared across the splits (high) do not make a model no better than chance:
+    the chance finding stands on its own instead of hiding inside the overlap."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    data = with_interventions(data, chance(0.50, 0.49))
+    categories = [f.category for f in findings_of(data)]
+    assert "train_test_overlap" in categories and "underfitting" in categories
+    chance_finding = next(f for f in findings_of(data) if f.category == "underfitting")
+    assert chance_finding.severity == "high"
+
+
 # --------------------------------------------------------------------------- A: outliers
 
 
@@ -212,6 +223,18 @@ def test_overlap_whose_rows_are_predicted_no_better_is_capped_at_low():
     assert (memorised.category, memorised.severity) == ("train_test_overlap", "critical")
 
 
+def test_a_measurement_that_finds_no_harm_adds_no_confidence():
+    """The no-harm measurement is evidence against the finding as a problem: the finding
+    keeps the confidence of its pattern alone (it used to gain from the measurement)."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.3, test_to_train_ratio=0.33))
+    alone = next(f for f in findings_of(data) if f.category == "train_test_overlap")
+    natural = next(f for f in findings_of(with_interventions(data, _overlap(0.11)))
+                   if f.category == "train_test_overlap")
+    assert natural.confidence == alone.confidence
+    memorised = findings_of(with_interventions(data, _overlap(0.0)))[0]
+    assert memorised.confidence > alone.confidence
+
+
 def test_overlap_rows_are_measured_on_real_copies():
     frame = _bc()
     train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=frame["y"])
@@ -263,6 +286,18 @@ def test_two_independent_bugs_keep_their_findings_duplicates_and_overlap():
     )
     categories = [f.category for f in findings_of(data)]
     assert "train_test_overlap" in categories and "duplicate_samples" in categories
+
+
+def test_two_independent_bugs_keep_their_findings_conflicting_labels_and_overlap():
+    """Rows of the training split that share their features with another label are a
+    fact of that split, not a consequence of rows shared across the splits."""
+    data = artifact(comparison=SplitComparison(overlap_fraction=0.5, test_to_train_ratio=0.33))
+    train = data.dataset.train.model_copy(update={"conflicting_label_fraction": 0.3})
+    data = data.model_copy(
+        update={"dataset": data.dataset.model_copy(update={"train": train})}
+    )
+    categories = [f.category for f in findings_of(data)]
+    assert "train_test_overlap" in categories and "conflicting_labels" in categories
 
 
 def test_a_large_shift_of_a_feature_is_not_folded_into_prediction_drift():

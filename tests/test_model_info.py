@@ -10,6 +10,7 @@ import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import load_breast_cancer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
@@ -132,6 +133,24 @@ def test_one_hot_pipeline_importances_map_back_to_input_features(data):
     assert sum(info.feature_importances.values()) == pytest.approx(1.0)
     assert max(info.feature_importances, key=info.feature_importances.get) == "colour"
     assert info.has_preprocessing is True
+    assert info.has_scaling is True  # the scaler sits inside the ColumnTransformer
+
+
+def test_encoder_without_a_scaler_is_preprocessing_but_not_scaling(data):
+    """Imputing and one-hot encoding in front of a scale-sensitive model leave numeric
+    features in raw units: has_preprocessing, but not has_scaling."""
+    X, y = data
+    frame = X.copy()
+    frame["colour"] = np.where(y == 1, "red", "blue")
+    prep = ColumnTransformer(
+        [("num", SimpleImputer(), list(X.columns)), ("cat", OneHotEncoder(), ["colour"])]
+    )
+    model = Pipeline([("prep", prep), ("clf", LogisticRegression(max_iter=200))]).fit(frame, y)
+    info = describe_model(model, None, list(frame.columns))
+    assert info.has_preprocessing is True
+    assert info.has_scaling is False
+    bare = describe_model(LogisticRegression(max_iter=200).fit(X, y), None, list(X.columns))
+    assert bare.has_scaling is None  # not a pipeline: unknown, rules fall back
 
 
 def test_hyperparameters_are_json_safe_and_deterministic(data):

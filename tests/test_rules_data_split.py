@@ -784,6 +784,24 @@ def test_data_type_issues_absorb_unseen_categories_through_the_reasoner():
     assert "unseen_categories" not in categories
 
 
+def test_data_type_issues_keep_an_independent_drift_of_another_column():
+    """Mistyped values explain drift of their own column only: a column without a type
+    problem that moved by two stds is a second bug and keeps its own finding."""
+    income = cat("annual_income", 1150, unique_fraction=0.77, dtype="str", mixed_types=True)
+    train = [num("x"), num("z"), income]
+    test = [num("x", 300), num("z", 300, mean=2.0, q01=-0.3, q50=2.0, q99=4.3, min=-1.2,
+                                max=5.3), income]
+    art = artifact(train, test)
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, art)
+    ]
+    categories = [f.category for f in reason(signals, art)]
+    assert "data_type_issues" in categories and "feature_drift" in categories
+
+
 # --------------------------------------------------------------------------- determinism
 
 

@@ -413,6 +413,34 @@ def test_prediction_drift_regression_mean_shift_without_target_shift():
     assert "+0.80" in title and "+0.00" in title
 
 
+def _drift_findings(shift: float, positives: float = 0.28) -> list[str]:
+    """Every feature nudged by ``shift`` training stds, the share of predicted positives
+    moved from 20% to ``positives``, the labels did not move."""
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.8, "1": 0.2},
+        prediction_distribution={"0": 1.0 - positives, "1": positives},
+    )
+    data = artifact(
+        n_train=5000, n_test=2000, performance=perf,
+        train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2},
+        test_cols=[col(name, mean=shift) for name in ("a", "b", "c", "d")],
+    )
+    signals = [s for r in RULES for src in SOURCES for s in r().detect(src, data)]
+    return [f.category for f in reason(signals, data)]
+
+
+def test_small_aligned_nudges_leave_prediction_drift_the_cause():
+    """No feature moved by a large effect (< 0.8 std) but the outputs moved together:
+    prediction drift is reported (feature drift may not absorb it); one feature moved
+    far is the visible cause and absorbs the moved outputs."""
+    nudged = _drift_findings(0.6)
+    assert nudged[:2] == ["feature_drift", "prediction_drift"]
+    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]  # absorbs the nudges
+    shifted = _drift_findings(2.0)
+    assert "feature_drift" in shifted and "prediction_drift" not in shifted
+
+
 def test_prediction_drift_from_deepchecks_less_the_label_shift():
     data = artifact(n_train=1200, n_test=400, checks=[check("Prediction Drift", value=0.5)])
     severity, title, _ = assess("prediction_drift", data)
@@ -651,6 +679,40 @@ def test_preprocessing_mismatch_silent_with_a_scaler_or_a_tree():
     assert assess("preprocessing_mismatch", scaled)[0] == "info"
     tree = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, performance=perf)
     assert assess("preprocessing_mismatch", tree)[0] == "info"
+
+
+def test_preprocessing_mismatch_encoder_without_scaler_is_not_a_scaler():
+    """A pipeline that only imputes and one-hot encodes (has_preprocessing, no scaling
+    step) feeds an SVC raw units: the missing scaler is still found."""
+    perf = modified(HEALTHY_PERF, test_score=0.38, prediction_distribution={"0": 1.0})
+    encoder_only = _svc(has_preprocessing=True, is_pipeline=True, has_scaling=False)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=encoder_only,
+                    performance=perf)
+    assert assess("preprocessing_mismatch", data)[0] == "critical"
+    scaled = _svc(has_preprocessing=True, is_pipeline=True, has_scaling=True)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=scaled, performance=perf)
+    assert assess("preprocessing_mismatch", data)[0] == "info"
+
+
+def test_preprocessing_mismatch_counts_no_damage_when_the_scaled_rung_is_no_better():
+    """Narrow predictions of a weak regressor are the data's when the ladder's linear
+    rung (which scales its inputs) scores no better: only the bare risk remains."""
+    perf = PerformanceSummary(metric="r2", train_score=0.06, test_score=0.05,
+                              prediction_spread_ratio=0.18)
+    model = modified(_svc(), model_class="sklearn.linear_model.BayesianRidge",
+                     output_kind="continuous", has_predict_proba=False, classes=[])
+    weak = artifact(task="regression", train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=model,
+                    performance=perf)
+    weak = weak.model_copy(update={"baselines": [
+        b.model_copy(update={"test_score": {"dummy": 0.0, "linear": 0.05}.get(b.name, 0.02)})
+        for b in weak.baselines
+    ]})
+    assert assess("preprocessing_mismatch", weak)[0] == "low"
+    helped = weak.model_copy(update={"baselines": [
+        b.model_copy(update={"test_score": {"dummy": 0.0, "linear": 0.45}.get(b.name, 0.3)})
+        for b in weak.baselines
+    ]})
+    assert assess("preprocessing_mismatch", helped)[0] in ("high", "critical")
 
 
 def test_preprocessing_mismatch_shortfall_behind_baselines():

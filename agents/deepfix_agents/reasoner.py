@@ -13,9 +13,10 @@
    deterministically.
 3. **Guard against chance**: a model no better than chance always yields a high
    finding (the underfitting rule's chance signal). When another finding at ``high`` or
-   above already explains the damage, the chance evidence is folded into the most
-   urgent of them (it names the cause); otherwise the underfitting finding stands and
-   says whether the labels look unrelated to the features.
+   above can explain a poor score (its rule explains ``underfitting``) the chance
+   evidence is folded into the most urgent of them (it names the cause); otherwise the
+   underfitting finding stands and says whether the labels look unrelated to the
+   features.
 4. **Rank** with :mod:`deepfix_agents.scoring`.
 """
 
@@ -106,10 +107,15 @@ def guard_chance(findings: list[Finding], artifact: ArtifactData | None) -> list
     chance = next((f for f in findings if f.category == "underfitting"), None)
     if chance is None or artifact is None or at_chance(artifact) is None:
         return findings
+    # only a cause that can explain a poor score takes the chance evidence (its rule
+    # lists underfitting among its symptoms): rows shared across the splits, say, do
+    # not make a model no better than chance
     causes = [
         f
         for f in findings
-        if f is not chance and severity_rank(f.severity) <= severity_rank("high")
+        if f is not chance
+        and severity_rank(f.severity) <= severity_rank("high")
+        and "underfitting" in RULES.get(f.category)().explains_for(artifact)
     ]
     if not causes:
         return findings

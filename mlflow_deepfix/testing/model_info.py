@@ -145,6 +145,30 @@ def _step_name(step: Any) -> str:
     return type(step).__name__
 
 
+#: transformers that put numeric features on a common scale (a ``ColumnTransformer`` or a
+#: nested ``Pipeline`` is searched for them)
+SCALING_CLASSES = frozenset({
+    "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "Normalizer",
+    "QuantileTransformer", "PowerTransformer", "KBinsDiscretizer", "SplineTransformer",
+})
+
+
+def _has_scaling(step: Any, depth: int = 0) -> bool:
+    """Whether ``step`` (a transformer, a Pipeline, a ColumnTransformer or FeatureUnion)
+    scales features somewhere: a pipeline whose only step is a column encoder without
+    a scaler feeds a scale-sensitive model raw units."""
+    if step is None or isinstance(step, str) or depth > 6:
+        return False
+    name = type(step).__name__
+    if name in SCALING_CLASSES or name.endswith("Scaler"):
+        return True
+    nested = _steps(step) or []
+    members = list(getattr(step, "transformers_", None) or getattr(step, "transformers", None)
+                   or getattr(step, "transformer_list", None) or [])
+    parts = [s for _, s in nested] + [m[1] for m in members if isinstance(m, tuple) and len(m) >= 2]
+    return any(_has_scaling(part, depth + 1) for part in parts)
+
+
 def _is_scale_sensitive(estimator: Any) -> bool:
     cls = type(estimator)
     if cls.__name__ in SCALE_INVARIANT_CLASSES:
@@ -302,6 +326,7 @@ def describe_model(model: Any, adapter: ModelAdapter | None, feature_names: list
         info["is_pipeline"] = True
         info["pipeline_steps"] = [f"{name}: {_step_name(step)}" for name, step in steps]
         info["has_preprocessing"] = any(_step_name(step) != "passthrough" for _, step in steps[:-1])
+        info["has_scaling"] = any(_has_scaling(step) for _, step in steps[:-1])
     info["scale_sensitive"] = _is_scale_sensitive(final)
     info["n_parameters"] = _n_parameters(final)
 

@@ -162,9 +162,20 @@ class Rule:
     def severity(self, signals: Sequence[Signal], artifact: ArtifactData) -> str:
         return severity_for(self.score(signals))
 
+    def measured_harmless(self, signals: Sequence[Signal]) -> bool:
+        """Whether a measurement (``intervention`` signals) showed that the pattern does
+        not harm this model (rules that cap their score on such a measurement say so)."""
+        return False
+
     def confidence(self, signals: Sequence[Signal]) -> float:
+        """Noisy-OR of the best signal per source. A measurement that found no harm is
+        no support for the finding as a problem: it is left out (it used to raise the
+        confidence of exactly the patterns it showed to be harmless)."""
+        harmless = self.measured_harmless(signals)
         best: dict[str, float] = {}
         for s in signals:
+            if harmless and s.source == "intervention":
+                continue
             best[s.source] = max(best.get(s.source, 0.0), s.confidence)
         return combine_confidence(best[k] for k in sorted(best))
 

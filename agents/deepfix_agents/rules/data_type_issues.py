@@ -319,9 +319,25 @@ class DataTypeIssues(Rule):
 
     def explains_for(self, artifact):
         """Malformed texts (markup, mojibake, emoji) move the text properties too: here the
-        property drift is their symptom."""
+        property drift is their symptom. On tables, mistyped values move the statistics
+        *of their own columns*; a column that moved by a large effect without a type
+        problem is an independent bug (drift keeps its own finding, and so do the
+        outputs it moved)."""
         if artifact.modality == "text":
             return (*self.explains, "feature_drift")
+        from deepfix_agents.rules._base import SOURCES
+        from deepfix_agents.rules.prediction_drift import moved_features
+
+        mistyped = set()
+        for source in SOURCES:
+            for signal in self.detect(source, artifact):
+                mistyped.update(signal.facts.get("columns") or ())
+                if signal.facts.get("column"):
+                    mistyped.add(signal.facts["column"])
+        if any(name not in mistyped for name in moved_features(artifact)):
+            return tuple(
+                c for c in self.explains if c not in ("feature_drift", "prediction_drift")
+            )
         return self.explains
 
     def title(self, signals, artifact):

@@ -373,6 +373,28 @@ class FeatureDrift(Rule):
                 facts["domain_feature"] = ranked[0][1]
             yield self.check_signal(multi, score=score, confidence=0.6, **facts)
 
+    def explains_for(self, artifact):
+        """Feature drift claims the moved predictions when a feature moved far on its own
+        (at least ``prediction_drift.NUDGE_SD``) or a categorical one changed: that shift
+        may be the visible cause. When every drifting feature moved only a little
+        (numeric nudges below Cohen's large effect, spreads within 2x), no single feature
+        explains the moved outputs; their sum does, and prediction drift is the finding
+        that measures it, so it is left to claim this one."""
+        if artifact.dataset.property_names:
+            return self.explains
+        from deepfix_agents.rules.prediction_drift import NUDGE_SD
+
+        drifting = [facts for _, facts in _column_drift(artifact)]
+        small_nudges = bool(drifting) and all(
+            facts.get("kind") == "numeric"
+            and facts.get("shift", 0.0) < NUDGE_SD
+            and 0.5 <= facts.get("spread", 1.0) <= 2.0
+            for facts in drifting
+        )
+        if small_nudges:
+            return tuple(c for c in self.explains if c != "prediction_drift")
+        return self.explains
+
     def title(self, signals, artifact):
         feature = self.fact(signals, "feature")
         shift = self.fact(signals, "shift")

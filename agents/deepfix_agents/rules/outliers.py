@@ -279,6 +279,13 @@ class Outliers(Rule):
             return tuple(c for c in self.explains if c != "feature_drift")
         return self.explains
 
+    def measured_harmless(self, signals):
+        measured = [s for s in signals if s.source == "intervention"]
+        infinite = any("inf_column" in s.facts for s in signals)
+        return bool(measured) and not infinite and not any(
+            s.facts.get("harmful") for s in measured
+        )
+
     def score(self, signals):
         """The pattern's score, capped at low when the measurement shows no harm (the
         infinite-value signals are not capped: a model cannot read ``inf``)."""

@@ -30,6 +30,10 @@ from deepfix_agents.rules.label_drift import total_variation
 #: a numeric feature whose location moved this many training standard deviations is a
 #: covariate shift in its own right (the cause of the moved predictions)
 LARGE_SHIFT_SD = 1.5
+#: below Cohen's conventional "large" effect size (d = 0.8) a feature's shift is a nudge:
+#: it cannot explain moved outputs on its own, only added up with the others. Between
+#: the two, either reading holds and the more urgent finding keeps the other.
+NUDGE_SD = 0.8
 
 
 def large_feature_shifts(artifact) -> list[str]:
@@ -38,6 +42,15 @@ def large_feature_shifts(artifact) -> list[str]:
         facts["feature"]
         for _, facts in _column_drift(artifact)
         if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= LARGE_SHIFT_SD
+    ]
+
+
+def moved_features(artifact) -> list[str]:
+    """Numeric features whose location moved by at least a large effect (NUDGE_SD)."""
+    return [
+        facts["feature"]
+        for _, facts in _column_drift(artifact)
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= NUDGE_SD
     ]
 
 
@@ -81,6 +94,21 @@ def _as_ks(shift_in_stds: float, artifact) -> float:
     return math.erf(shift_in_stds / spread / (2.0 * math.sqrt(2.0)))
 
 
+def _residual_shift_se(artifact, n_train: float, n_test: float, train_std: float) -> float:
+    """Standard error of (prediction shift - target shift), in training target stds.
+
+    That difference is the shift of the mean residual (prediction - target) from train
+    to test, so its noise is the residuals' spread, not the target's: sqrt(RMSE_train²/n
+    + RMSE_test²/m). A model that explains most of the target has far less noise here
+    than 1/sqrt(n) target stds (the fallback without RMSEs)."""
+    scores = artifact.performance.scores
+    rmse_train = scores.get("train", {}).get("rmse")
+    rmse_test = scores.get("test", {}).get("rmse")
+    if rmse_train is None or rmse_test is None or train_std <= 0:
+        return math.sqrt(1.0 / n_train + 1.0 / n_test)
+    return math.sqrt(rmse_train**2 / n_train + rmse_test**2 / n_test) / train_std
+
+
 def _own(artifact) -> dict | None:
     """Unjustified shift of the predictions from our own statistics, with its score."""
     performance = artifact.performance
@@ -97,7 +125,9 @@ def _own(artifact) -> dict | None:
         truth = (
             artifact.dataset.test.label_stats["mean"] - artifact.dataset.train.label_stats["mean"]
         ) / train_std
-        unexplained = abs(moved - truth) - 3.0 * math.sqrt(1.0 / n_train + 1.0 / n_test)
+        unexplained = abs(moved - truth) - 3.0 * _residual_shift_se(
+            artifact, n_train, n_test, train_std
+        )
         return {
             "score": interp(unexplained, MEAN_SCORE),
             "kind": "mean",
@@ -176,7 +206,8 @@ class PredictionDrift(Rule):
         "predictions) beyond the change of its true share, as a total variation, less 1.5 "
         "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9. Regression: "
         "the mean prediction's shift beyond the target mean's, in training target stds, less "
-        "3 standard errors: 0.2 -> 0.3, 0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
+        "3 standard errors of the mean residual's shift (RMSEs of both splits): 0.2 -> 0.3, "
+        "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
         "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
         "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
         "our own score + 0.1 when we have one."

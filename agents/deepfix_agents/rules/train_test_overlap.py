@@ -48,15 +48,16 @@ class TrainTestOverlap(Rule):
     def explains_for(self, artifact):
         """Copies *within* a split are a fact of their own (measured per split), not a
         consequence of rows shared *across* the splits: when a split holds duplicates,
-        both findings stand (two independent bugs each keep their finding)."""
+        both findings stand (two independent bugs each keep their finding). The same
+        holds for rows of one split that share their features with another label."""
         dataset = artifact.dataset
-        within = max(
-            (s.duplicate_fraction for s in (dataset.train, dataset.test) if s is not None),
-            default=0.0,
-        )
-        if within > 0:
-            return tuple(c for c in self.explains if c != "duplicate_samples")
-        return self.explains
+        splits = [s for s in (dataset.train, dataset.test) if s is not None]
+        own = set()
+        if max((s.duplicate_fraction for s in splits), default=0.0) > 0:
+            own.add("duplicate_samples")
+        if max((s.conflicting_label_fraction for s in splits), default=0.0) > 0:
+            own.add("conflicting_labels")
+        return tuple(c for c in self.explains if c not in own)
     checks = ("Train Test Samples Mix",)
     modality_fixes = {
         "text": (
@@ -106,6 +107,10 @@ class TrainTestOverlap(Rule):
             check="overlap_rows",
             inflated=better,
         )
+
+    def measured_harmless(self, signals):
+        measured = [s for s in signals if s.source == "intervention"]
+        return bool(measured) and not any(s.facts.get("inflated") for s in measured)
 
     def score(self, signals):
         best = max(s.score for s in signals)

@@ -1,0 +1,184 @@
+"""Issue 12: score the rules on a DEV half and a HELD-OUT half of the corpus datasets.
+
+The 14 datasets are split once, before any failure is read, stratified by task type
+(binary, multiclass, i.i.d. regression, time-ordered regression) with a seeded shuffle
+(``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
+are the result. The split is written down here and in ``corpus_split.json``.
+
+    python benchmarks/corpus_split.py score --cache /work/wt/corpus_cache_12b/v1-KEY
+    python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
+    python benchmarks/corpus_split.py stage1 --cache-root /work/wt/corpus_cache_12b   # subset
+
+``stage1`` re-runs the testing step (1 worker) on the cases of a reference cache, in an
+order that interleaves categories and the two halves, so any prefix is balanced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+SPLIT_FILE = Path(__file__).with_name("corpus_split.json")
+STRATA = {
+    "binary": ["breast_cancer", "anes96", "fair", "modechoice"],
+    "multiclass": ["wine", "iris", "digits"],
+    "regression_iid": ["diabetes", "star98", "randhie", "grunfeld"],
+    "regression_time": ["macrodata", "sunspots", "co2"],
+}
+
+
+def make_split(seed: int = 12) -> dict[str, list[str]]:
+    import random
+
+    rng = random.Random(seed)
+    dev: list[str] = []
+    held: list[str] = []
+    odd_to_dev = True
+    for names in STRATA.values():
+        names = sorted(names)
+        rng.shuffle(names)
+        half = len(names) // 2 + (len(names) % 2 if odd_to_dev else 0)
+        if len(names) % 2:
+            odd_to_dev = not odd_to_dev
+        dev += names[:half]
+        held += names[half:]
+    return {"dev": sorted(dev), "held_out": sorted(held)}
+
+
+def load_split() -> dict[str, list[str]]:
+    return json.loads(SPLIT_FILE.read_text())
+
+
+def _outcomes(cache: Path):
+    from mlflow_deepfix.bench.corpus.cases import CaseSpec
+    from mlflow_deepfix.bench.corpus.runner import run_stage2
+
+    specs = [CaseSpec.from_id(p.stem) for p in sorted(cache.glob("*.json"))]
+    return run_stage2(specs, directory=cache)
+
+
+def _line(name: str, s) -> str:
+    return (f"{name:24s} top-1 {s.top1:.3f} top-3 {s.top3:.3f} MRR {s.mrr:.3f} (n={s.n_buggy})"
+            f"  two-bug r@3 {s.two_bug_recall3:.3f} (n={s.n_two_bug})"
+            f"  clean medium+ {s.clean_medium_plus:.3f} (n={s.n_clean})")
+
+
+def score_cmd(args) -> int:
+    from mlflow_deepfix.bench.corpus.scoring import group_scores, score
+
+    split = load_split()
+    outcomes = _outcomes(Path(args.cache))
+    result = {}
+    for half in ("dev", "held_out"):
+        part = [o for o in outcomes if o.dataset in split[half]]
+        overall = score(part)
+        print(_line(half.upper(), overall))
+        result[half] = {"overall": overall.as_row()}
+        if args.detail:
+            for key in ("category", "dataset"):
+                groups = group_scores(part, key)
+                result[half][key] = {k: v.as_row() for k, v in groups.items()}
+                for k, v in groups.items():
+                    print("   " + _line(k, v))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+def failures_cmd(args) -> int:
+    from mlflow_deepfix.bench.corpus.scoring import ranked_categories
+
+    split = load_split()
+    outcomes = [o for o in _outcomes(Path(args.cache)) if o.dataset in split["dev"]]
+    for o in outcomes:
+        if not o.valid or o.error:
+            continue
+        want = args.category
+        if want == "clean":
+            if o.kind != "clean":
+                continue
+        elif want == "two_bug":
+            if o.kind != "two_bug":
+                continue
+        elif o.kind != "single" or o.expected[0] != want:
+            continue
+        cats = ranked_categories(o.findings)
+        ok = (o.kind == "single" and cats[:1] == o.expected) or (
+            o.kind == "two_bug" and all(e in cats[:3] for e in o.expected))
+        if o.kind == "clean":
+            ok = not any(f["severity"] in ("critical", "high", "medium") for f in o.findings)
+        if ok and not args.all:
+            continue
+        print(("OK  " if ok else "MISS") + f" {o.case_id} harm={json.dumps(o.harm)}")
+        for f in sorted(o.findings, key=lambda f: f.get("rank", 0))[: args.top]:
+            print(f"      {f['category']:24s} {f['severity']:8s} conf={f.get('confidence')} "
+                  f"impact={f.get('max_impact', f.get('impact'))}")
+    return 0
+
+
+def stage1_cmd(args) -> int:
+    from mlflow_deepfix.bench.corpus.cases import CaseSpec
+    from mlflow_deepfix.bench.corpus.runner import cache_dir, run_stage1
+
+    split = load_split()
+    ids = sorted(p.stem for p in Path(args.reference).glob("*.json"))
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for case_id in ids:
+        spec = CaseSpec.from_id(case_id)
+        group = spec.categories[0] if spec.kind == "single" else f"({spec.kind})"
+        half = "dev" if spec.dataset in split["dev"] else "held_out"
+        groups[(group, half)].append(case_id)
+    import random
+
+    rng = random.Random(12)
+    for key in sorted(groups):
+        # spread each round over the datasets (ids sort by dataset otherwise)
+        rng.shuffle(groups[key])
+    order: list[str] = []
+    while any(groups.values()):
+        for key in sorted(groups):
+            take = 2 if key[0] == "(clean)" else 1
+            for _ in range(take):
+                if groups[key]:
+                    order.append(groups[key].pop(0))
+    if args.limit:
+        order = order[: args.limit]
+    directory = cache_dir(Path(args.cache_root))
+    print(f"stage 1: {len(order)} cases -> {directory}", flush=True)
+    report = run_stage1([CaseSpec.from_id(i) for i in order], directory=directory, workers=1,
+                        timeout_s=args.timeout, progress=True)
+    print(f"ran {len(report.ran)} errors {len(report.errors)} timeouts {len(report.timeouts)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("score")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--detail", action="store_true")
+    p.add_argument("--json")
+    p = sub.add_parser("failures")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--category", required=True)
+    p.add_argument("--top", type=int, default=4)
+    p.add_argument("--all", action="store_true")
+    p = sub.add_parser("stage1")
+    p.add_argument("--reference", default="/work/wt/corpus_cache_12b/v1-c957d9fbf43a")
+    p.add_argument("--cache-root", default="/work/wt/corpus_cache_12b")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--timeout", type=float, default=240.0)
+    sub.add_parser("split")
+    args = parser.parse_args(argv)
+    if args.cmd == "split":
+        SPLIT_FILE.write_text(json.dumps(make_split(), indent=1) + "\n")
+        print(SPLIT_FILE.read_text())
+        return 0
+    return {"score": score_cmd, "failures": failures_cmd, "stage1": stage1_cmd}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
