@@ -35,9 +35,10 @@ LABEL = "label"
 CAT_FEATURES = ["region", "plan", "channel"]
 
 
-def make_data(rows: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def make_data(rows: int, seed: int, train_fraction: float = 0.7
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``rows`` seeded rows (30 numeric + 3 categorical features and a binary label),
-    split 70/30 into train and test."""
+    split ``train_fraction`` / rest into train and test (default 70/30)."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
@@ -54,7 +55,7 @@ def make_data(rows: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     frame["channel"] = rng.choice(["web", "store", "phone", "partner", "other"], size=rows,
                                   p=[0.4, 0.3, 0.15, 0.1, 0.05])
     frame[LABEL] = y
-    n_train = int(rows * 0.7)
+    n_train = int(rows * train_fraction)
     return frame.iloc[:n_train].reset_index(drop=True), frame.iloc[n_train:].reset_index(drop=True)
 
 

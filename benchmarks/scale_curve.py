@@ -1,12 +1,18 @@
 """The scale curve: deepfix end to end at 10k / 100k / 1M rows, beside raw Deepchecks.
 
 Each measurement runs in a fresh subprocess (no warm imports, caches or memory shared
-between sizes), on the data and model of ``bench_vs_full_suite.py`` (33 features: 30
-numeric + 3 categorical, binary label, 70/30 split, HistGradientBoosting pipeline):
+between sizes), on the data of ``bench_vs_full_suite.py`` (33 features: 30 numeric + 3
+categorical, binary label) split as issue 13 states it, 80/20 (``--train-fraction``),
+with a random forest pipeline (``--model rf``: 100 trees of depth <= 12, fitted on
+both cores on at most 100k bootstrap rows per tree, served with scikit-learn's default
+``n_jobs``); ``--model hgb --train-fraction 0.7`` is the earlier setup
+(HistGradientBoosting, 70/30):
 
 * ``deepfix``: ``mlflow.models.evaluate(..., evaluators=["deepfix"])`` on a sqlite
-  tracking store, result cache off; wall seconds, the process's CPU seconds during the
-  call, and the peak RSS during the call (``VmHWM`` after resetting it through
+  tracking store, result cache off; wall seconds, the CPU seconds (user + system, the
+  process and its children) during the call, deepfix's own share
+  (``deepfix_duration_seconds``; the rest is MLflow loading the model and logging the
+  dataset), and the peak RSS during the call (``VmHWM`` after resetting it through
   ``/proc/self/clear_refs`` just before; the whole process's peak is printed too);
 * ``cache``: at one size (``--cache-rows``), the same evaluation twice with the result
   cache on (a fresh cache dir): the first run (miss, stored) and the repeat (hit);
@@ -16,10 +22,12 @@ numeric + 3 categorical, binary label, 70/30 split, HistGradientBoosting pipelin
   fresh interpreter, as shipped and with ``rfc3987_syntax`` imported eagerly first (the
   cost before the import-time fix), best of ``--import-repeats``.
 
-Prints a Markdown table for the README, and the load average (the machine is shared).
+Prints a Markdown table for the README and the load average (1-minute, before and
+after each child: the machine is shared, so CPU seconds are the comparable number);
+``--out`` also writes every measurement as JSON.
 
-    python benchmarks/scale_curve.py                        # 10k, 100k, 1M + full_suite
-    python benchmarks/scale_curve.py --sizes 10000 100000 --skip-full-suite
+    python benchmarks/scale_curve.py --out benchmarks/scale_curve.json  # 10k, 100k, 1M
+    python benchmarks/scale_curve.py --sizes 100000 --skip-full-suite --cache-rows 0
 """
 
 from __future__ import annotations
@@ -60,15 +68,39 @@ def _status_kb(field: str) -> int | None:
 
 
 def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
+    """User + system CPU seconds of this process and of its waited-for children."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
 
 
-def _setup(rows: int, seed: int):
+def _forest(train, seed: int):
+    """A random forest pipeline, bounded so that 800k training rows fit in seconds and
+    megabytes (depth <= 12, at most 100k bootstrap rows per tree)."""
+    import bench_vs_full_suite as bench
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    features = [c for c in train.columns if c != bench.LABEL]
+    numeric = [c for c in features if c not in bench.CAT_FEATURES]
+    pre = ColumnTransformer(
+        [("cat", OrdinalEncoder(), bench.CAT_FEATURES), ("num", "passthrough", numeric)],
+        verbose_feature_names_out=False,
+    )
+    forest = RandomForestClassifier(
+        n_estimators=100, max_depth=12, max_samples=min(1.0, 100_000 / len(train)),
+        n_jobs=2, random_state=seed,
+    )
+    model = Pipeline([("pre", pre), ("clf", forest)]).fit(train[features], train[bench.LABEL])
+    return model.set_params(clf__n_jobs=None)  # served as users leave it: one job
+
+
+def _setup(rows: int, seed: int, model_kind: str, train_fraction: float):
     import bench_vs_full_suite as bench
 
-    train, test = bench.make_data(rows, seed)
-    model = bench.train_model(train, seed)
+    train, test = bench.make_data(rows, seed, train_fraction)
+    model = _forest(train, seed) if model_kind == "rf" else bench.train_model(train, seed)
     return bench, train, test, model
 
 
@@ -96,10 +128,11 @@ def _evaluate_once(bench, model_uri, train, test, seed, cache: bool) -> dict:
     }
 
 
-def child_deepfix(rows: int, seed: int, cache_repeat: bool) -> dict:
+def child_deepfix(rows: int, seed: int, cache_repeat: bool, model_kind: str,
+                  train_fraction: float) -> dict:
     import mlflow
 
-    bench, train, test, model = _setup(rows, seed)
+    bench, train, test, model = _setup(rows, seed, model_kind, train_fraction)
     tmp = tempfile.mkdtemp(prefix="deepfix-scale-")
     os.environ["DEEPFIX_CACHE_DIR"] = str(Path(tmp, "cache"))
     mlflow.set_tracking_uri(f"sqlite:///{tmp}/mlflow.db")
@@ -119,7 +152,7 @@ def child_deepfix(rows: int, seed: int, cache_repeat: bool) -> dict:
     return out
 
 
-def child_full_suite(rows: int, seed: int) -> dict:
+def child_full_suite(rows: int, seed: int, model_kind: str, train_fraction: float) -> dict:
     import importlib
 
     import mlflow_deepfix.checks  # noqa: F401 - the compatibility patches, before Deepchecks
@@ -128,7 +161,7 @@ def child_full_suite(rows: int, seed: int) -> dict:
     Dataset = importlib.import_module("deepchecks.tabular").Dataset
     full_suite = importlib.import_module("deepchecks.tabular.suites").full_suite
 
-    bench, train, test, model = _setup(rows, seed)
+    bench, train, test, model = _setup(rows, seed, model_kind, train_fraction)
     kwargs = {"label": bench.LABEL, "cat_features": bench.CAT_FEATURES}
     peak_reset = _reset_peak_rss()
     cpu, start = _cpu_seconds(), time.perf_counter()
@@ -146,6 +179,7 @@ def child_full_suite(rows: int, seed: int) -> dict:
 
 def _run_child(args: list[str], timeout: int) -> dict:
     load = os.getloadavg()[0]
+    print(f"running {' '.join(args)} (load {load:.1f})", file=sys.stderr, flush=True)
     done = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), *args],
         capture_output=True, text=True, timeout=timeout, check=False,
@@ -172,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", choices=("rf", "hgb"), default="rf",
+                        help="rf: random forest (issue 13's setup); hgb: HistGradientBoosting")
+    parser.add_argument("--train-fraction", type=float, default=0.8)
+    parser.add_argument("--out", type=Path, help="also write every measurement as JSON here")
     parser.add_argument("--cache-rows", type=int, default=100_000,
                         help="size at which the cache first run / repeat is measured (0: none)")
     parser.add_argument("--full-suite-rows", type=int, default=100_000)
@@ -185,41 +223,48 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
 
     if args.child == "deepfix":
-        print(json.dumps(child_deepfix(args.rows, args.seed, args.cache_repeat)))
+        print(json.dumps(child_deepfix(args.rows, args.seed, args.cache_repeat, args.model,
+                                       args.train_fraction)))
         return 0
     if args.child == "full_suite":
-        print(json.dumps(child_full_suite(args.rows, args.seed)))
+        print(json.dumps(child_full_suite(args.rows, args.seed, args.model,
+                                          args.train_fraction)))
         return 0
 
-    print(f"cpus: {os.cpu_count()}, load average at start: {os.getloadavg()}", flush=True)
+    load_start = os.getloadavg()
+    print(f"cpus: {os.cpu_count()}, load average at start: {load_start}", flush=True)
+    common = ["--seed", str(args.seed), "--model", args.model,
+              "--train-fraction", str(args.train_fraction)]
     results = []
     for rows in args.sizes:
         extra = ["--cache-repeat"] if rows == args.cache_rows else []
-        result = _run_child(["--child", "deepfix", "--rows", str(rows), "--seed",
-                             str(args.seed), *extra], args.timeout)
+        result = _run_child(["--child", "deepfix", "--rows", str(rows), *common, *extra],
+                            args.timeout)
         print(json.dumps(result), flush=True)
         results.append(result)
     full = None
     if not args.skip_full_suite:
         full = _run_child(["--child", "full_suite", "--rows", str(args.full_suite_rows),
-                           "--seed", str(args.seed)], args.timeout)
+                           *common], args.timeout)
         print(json.dumps(full), flush=True)
     imports = {
         "as shipped (rfc3987_syntax deferred)": _import_seconds(False, args.import_repeats),
         "rfc3987_syntax imported eagerly (before)": _import_seconds(True, args.import_repeats),
     }
 
-    print("\n| rows (train + test) | deepfix wall s | CPU s | peak RSS MB (evaluate) "
+    print(f"\nmodel: {args.model}, train fraction {args.train_fraction}")
+    print("| rows (train + test) | wall s | CPU s | deepfix's own s | peak RSS MB (evaluate) "
           "| process peak MB | rows seen (train/test) | load before/after |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in results:
         e = r["evaluate"]
         seen = f"{e['rows_seen']['train']:,} / {e['rows_seen']['test']:,}"
-        print(f"| {r['rows']:,} | {e['seconds']} | {e['cpu_seconds']} | {e['peak_rss_mb']} "
-              f"| {r['process_peak_rss_mb']} | {seen} | {r['load_before']} / {r['load_after']} |")
+        print(f"| {r['rows']:,} | {e['seconds']} | {e['cpu_seconds']} | {e['deepfix_seconds']} "
+              f"| {e['peak_rss_mb']} | {r['process_peak_rss_mb']} | {seen} "
+              f"| {r['load_before']} / {r['load_after']} |")
     if full is not None:
         print(f"| {full['rows']:,}: Deepchecks full_suite | {full['seconds']} "
-              f"| {full['cpu_seconds']} | {full['peak_rss_mb']} | | | "
+              f"| {full['cpu_seconds']} | | {full['peak_rss_mb']} | | | "
               f"{full['load_before']} / {full['load_after']} |")
     for r in results:
         if "cache_first" in r:
@@ -231,6 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     print("\nimport mlflow_deepfix.checks (fresh interpreter, best of "
           f"{args.import_repeats}): " + "; ".join(f"{k}: {v} s" for k, v in imports.items()))
     print(f"load average at end: {os.getloadavg()}")
+    if args.out is not None:
+        args.out.write_text(json.dumps({
+            "model": args.model, "train_fraction": args.train_fraction, "seed": args.seed,
+            "cpus": os.cpu_count(), "load_at_start": load_start, "load_at_end": os.getloadavg(),
+            "deepfix": results, "full_suite": full, "import_seconds": imports,
+        }, indent=2) + "\n")
     return 0
 
 

@@ -83,10 +83,16 @@ class _HashWriter:
         self.digest = digest
         self.size = 0
 
-    def write(self, data: bytes) -> int:
-        self.digest.update(data)
-        self.size += len(data)
-        return len(data)
+    def write(self, data: Any) -> int:
+        # Protocol 5 hands large arrays (a fitted forest's node tables, past ~100k rows)
+        # over as PickleBuffer objects, which have no len(): hash their bytes
+        view = memoryview(data)
+        if not view.c_contiguous:
+            view = memoryview(view.tobytes())
+        view = view.cast("B")
+        self.digest.update(view)
+        self.size += view.nbytes
+        return view.nbytes
 
 
 def _cell_bytes(value: Any) -> bytes:

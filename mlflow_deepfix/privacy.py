@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,6 +56,8 @@ _GROUP_SIZE = 5
 #: summaries we store (see SIGNIFICANT_DIGITS) and identifies no row; longer ones
 #: (987654.000123) may be one row's exact value and are scrubbed when they match a cell
 _COARSE_DIGITS = 3
+#: rows per column chunk when looking numbers up in the frames
+_LOOKUP_CHUNK = 262_144
 
 #: a quoted literal: the quote is not an apostrophe inside a word ("model's")
 _QUOTED = re.compile(r"""(?<!\w)(?P<q>['"])(?P<body>(?:(?!(?P=q)).){1,200}?)(?P=q)(?!\w)""")
@@ -75,61 +78,87 @@ def round_significant(value: float | None, digits: int = SIGNIFICANT_DIGITS) -> 
 class Scrubber:
     """Removes values of the evaluated frames from free text.
 
-    Built once per evaluation from the frames' string cells and numbers; column names are
-    never scrubbed (they are schema, and the diagnosis needs them).
+    Built once per evaluation; column names are never scrubbed (they are schema, and the
+    diagnosis needs them). String cells are indexed up front (their counts decide what
+    is a group's category level). Numeric cells are *not*: sorting every distinct number
+    of a 1M-row frame cost seconds and hundreds of MB on every evaluation, while only the
+    few long numbers that actually appear in stored text need checking. Those are looked
+    up lazily against the frames, all pending ones in one chunked scan
+    (:meth:`learn` collects the numbers of a whole artifact first), and remembered.
     """
 
     def __init__(self, frames: Iterable[pd.DataFrame | None], *, keep: Iterable[str] = ()):
         self.keep = {str(k) for k in keep}
         self.strings: set[str] = set()
         self.phrases: list[str] = []
-        self._number_parts: list[np.ndarray] = []
+        #: numbers written in string cells (bounded by _MAX_CELLS per column)
+        self._text_numbers: set[float] = set()
+        #: (frame, positions of its numeric columns): read in chunks at lookup time
+        self._numeric: list[tuple[pd.DataFrame, list[int]]] = []
+        #: number -> whether some cell holds it, for every number looked up so far
+        self._known: dict[float, bool] = {}
+        self._lock = threading.Lock()
         for frame in frames:
             if frame is None:
                 continue
             self.keep.update(str(c) for c in frame.columns)
-            plain = [
-                i for i, dtype in enumerate(frame.dtypes)
-                if ptypes.is_float_dtype(dtype) or ptypes.is_integer_dtype(dtype)
-            ]
-            if plain:  # one block for the (often many) plain numeric columns
-                self._remember_numbers(frame.iloc[:, plain].to_numpy(dtype=float, na_value=np.nan))
-            for index in sorted(set(range(frame.shape[1])) - set(plain)):
-                self._remember(frame.iloc[:, index])
+            numeric = []
+            for index, dtype in enumerate(frame.dtypes):
+                if _is_plain_number(dtype):
+                    numeric.append(index)
+                elif not (ptypes.is_bool_dtype(dtype) or ptypes.is_datetime64_any_dtype(dtype)):
+                    self._remember(frame.iloc[:, index])
+            if numeric:
+                self._numeric.append((frame, numeric))
         self.strings -= self.keep
-        #: sorted distinct numbers of the frames (membership by binary search: a set of
-        #: millions of floats costs seconds to build)
-        self.numbers = (
-            np.unique(np.concatenate(self._number_parts)) if self._number_parts else np.empty(0)
-        )
-        del self._number_parts
         # values with characters outside a token are found by substring search instead
         self.phrases = sorted(
             {s for s in self.strings if _TOKEN.fullmatch(s) is None}, key=len, reverse=True
         )
 
     def _remember(self, column: pd.Series) -> None:
-        dtype = column.dtype
-        if ptypes.is_bool_dtype(dtype) or ptypes.is_datetime64_any_dtype(dtype):
-            return
-        if ptypes.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
-            self._remember_numbers(column.to_numpy(dtype=float, na_value=np.nan))
-            return
-        counts = column.dropna().astype(str).value_counts(ascending=True)
-        for value, count in counts.iloc[:_MAX_CELLS].items():
-            text = value.strip()
+        for text, count in _rarest_texts(column):
+            text = text.strip()
             if len(text) >= _MIN_CELL_LENGTH and count < _GROUP_SIZE:
                 self.strings.add(text)
             number = _as_number(text)
-            if number is not None and not (
-                number == round(number) and abs(number) < _SMALL_INTEGER
-            ):
-                self._number_parts.append(np.array([number]))
+            if number is not None and not _is_small_integer(number):
+                self._text_numbers.add(number)
 
-    def _remember_numbers(self, values: np.ndarray) -> None:
-        values = np.unique(values[np.isfinite(values)])
-        keep = ~((values == np.round(values)) & (np.abs(values) < _SMALL_INTEGER))
-        self._number_parts.append(values[keep])
+    # ------------------------------------------------------------------ numbers
+    def learn(self, texts: Iterable[str | None]) -> None:
+        """Look up, in one scan of the frames, every long number written in ``texts``
+        (the texts about to be scrubbed), so that scrubbing them scans nothing."""
+        pending: set[float] = set()
+        for text in texts:
+            if text:
+                pending.update(_long_numbers(text))
+        self._lookup(pending)
+
+    def _is_cell_number(self, number: float) -> bool:
+        if number not in self._known:
+            self._lookup({number})
+        return self._known[number]
+
+    def _lookup(self, numbers: set[float]) -> None:
+        with self._lock:
+            todo = np.array(sorted(n for n in numbers if n not in self._known), dtype=float)
+            if todo.size == 0:
+                return
+            found = np.array([n in self._text_numbers for n in todo.tolist()], dtype=bool)
+            for chunk in self._numeric_chunks():
+                at = np.minimum(np.searchsorted(todo, chunk), todo.size - 1)
+                found[at[todo[at] == chunk]] = True
+            self._known.update(zip(todo.tolist(), found.tolist()))
+
+    def _numeric_chunks(self) -> Iterator[np.ndarray]:
+        """Every numeric cell as float, one column chunk at a time (bounded memory)."""
+        for frame, positions in self._numeric:
+            for position in positions:
+                column = frame.iloc[:, position]
+                for start in range(0, len(column), _LOOKUP_CHUNK):
+                    part = column.iloc[start : start + _LOOKUP_CHUNK]
+                    yield part.to_numpy(dtype=float, na_value=np.nan)
 
     # ------------------------------------------------------------------ text
     def scrub(self, text: str | None, *, exception: bool = False) -> str | None:
@@ -144,10 +173,6 @@ class Scrubber:
                 text = text.replace(phrase, REDACTED)
         return _TOKEN.sub(self._token, text)
 
-    def _is_cell_number(self, number: float) -> bool:
-        at = int(np.searchsorted(self.numbers, number))
-        return at < self.numbers.size and self.numbers[at] == number
-
     def _quoted(self, match: re.Match) -> str:
         body = match.group("body")
         if body in self.keep or body == REDACTED:
@@ -161,14 +186,57 @@ class Scrubber:
         bare = token.strip(".-+/#@")
         if token in self.strings or bare in self.strings:
             return REDACTED
-        number = _as_number(bare)
-        if (
-            number is not None
-            and _significant_digits(bare) > _COARSE_DIGITS
-            and self._is_cell_number(number)
-        ):
+        if any(self._is_cell_number(n) for n in _token_numbers(token)):
             return REDACTED
         return token
+
+
+def _is_plain_number(dtype: Any) -> bool:
+    return ptypes.is_float_dtype(dtype) or (
+        ptypes.is_integer_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype)
+    )
+
+
+def _is_small_integer(number: float) -> bool:
+    """Integers this small are counts and shapes far more often than identifying values."""
+    return number == round(number) and abs(number) < _SMALL_INTEGER
+
+
+def _long_number(bare: str) -> float | None:
+    """``bare`` as a number when it could be one row's exact value: written with more
+    than _COARSE_DIGITS significant digits and not a small integer; else None."""
+    number = _as_number(bare)
+    if number is None or _significant_digits(bare) <= _COARSE_DIGITS:
+        return None
+    return None if _is_small_integer(number) else number
+
+
+def _token_numbers(token: str) -> list[float]:
+    """The long numbers a token may stand for: as written without its punctuation, and
+    negated when a minus sign leads it (``-135.2558`` may be a cell of -135.2558)."""
+    number = _long_number(token.strip(".-+/#@"))
+    if number is None:
+        return []
+    return [number, -number] if token.lstrip(".+/#@").startswith("-") else [number]
+
+
+def _long_numbers(text: str) -> Iterator[float]:
+    for match in _TOKEN.finditer(text):
+        yield from _token_numbers(match.group(0))
+
+
+def _rarest_texts(column: pd.Series) -> Iterator[tuple[str, int]]:
+    """(value as text, rows holding it), rarest first, at most _MAX_CELLS of them.
+    Counted on the raw values first (hashing a million objects is cheap, turning each
+    into a string is not), then merged by their text ("1" and 1 read the same)."""
+    try:
+        raw = column.value_counts(dropna=True, sort=False)
+        raw = raw[raw > 0]  # a categorical's unused levels
+        counts = raw.groupby(raw.index.astype(str), sort=False).sum()
+    except (TypeError, ValueError):  # unhashable cells: as text, one by one
+        counts = column.dropna().astype(str).value_counts()
+    counts = counts.sort_values(kind="stable")
+    yield from counts.iloc[:_MAX_CELLS].items()
 
 
 def _significant_digits(text: str) -> int:
@@ -196,6 +264,7 @@ def protect_artifact(artifact: ArtifactData, scrubber: Scrubber, level: str) -> 
     _check_level(level)
     strict = level == "strict"
     data = artifact.model_dump()
+    scrubber.learn(_texts(data))
     for failure in data["runtime_failures"]:
         failure["message"] = HIDDEN if strict else scrubber.scrub(failure["message"], exception=True)
     for check in data["checks"]:
@@ -226,6 +295,7 @@ def protect_diagnosis(diagnosis: Diagnosis, scrubber: Scrubber, level: str) -> D
     an LLM provider may echo anything)."""
     _check_level(level)
     data = diagnosis.model_dump()
+    scrubber.learn(_texts(data))
     for finding in data["findings"]:
         finding["title"] = scrubber.scrub(finding["title"])
         finding["explanation"] = scrubber.scrub(finding["explanation"])
@@ -237,6 +307,18 @@ def protect_diagnosis(diagnosis: Diagnosis, scrubber: Scrubber, level: str) -> D
         k: scrubber.scrub(v, exception=True) for k, v in data["analyzer_errors"].items()
     }
     return Diagnosis.model_validate(data)
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every string inside a dumped model (what may be scrubbed next)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _texts(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item)
 
 
 def _check_level(level: str) -> None:

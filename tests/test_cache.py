@@ -78,6 +78,23 @@ def test_model_fingerprint_follows_the_fitted_parameters():
     assert first != cache.model_fingerprint(LogisticRegression(C=0.01).fit(X, y))
 
 
+def test_models_holding_large_arrays_are_fingerprinted():
+    """Pickle protocol 5 writes large arrays (a forest fitted on ~100k rows) as
+    PickleBuffer objects: they must be hashed, not make the model uncacheable."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20_000, 4)), rng.integers(0, 2, 20_000)
+    forest = RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    first = cache.model_fingerprint(forest)
+    assert first is not None
+    assert cache.model_fingerprint(forest) == first
+    forest.estimators_[2].tree_.value[5, 0, 0] += 0.25  # one leaf of one tree
+    assert cache.model_fingerprint(forest) not in (None, first)
+    # an object whose only large part is a non-contiguous array view
+    assert cache.model_fingerprint({"w": np.arange(400_000.0)[::2]}) is not None
+
+
 def test_cache_config_key_is_strictly_boolean():
     assert parse_config({}).cache is True
     assert parse_config({"cache": False}).cache is False

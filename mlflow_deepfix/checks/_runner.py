@@ -51,6 +51,7 @@ from mlflow_deepfix.checks._condense import condense, log_run, strip_numpy_reprs
 from mlflow_deepfix.checks._pps_memo import shared_pps
 from mlflow_deepfix.checks._wide import MAX_CHECK_FEATURES, select_check_features
 from mlflow_deepfix.errors import DeepfixInputError
+from mlflow_deepfix.native_threads import one_native_thread
 from mlflow_deepfix.schemas import CheckOutcome
 
 if TYPE_CHECKING:
@@ -581,7 +582,7 @@ def _execute(unit: _Unit, plan: _Plan, check: Any) -> CheckOutcome:
     suffix = f" ({unit.split})" if unit.split and two_splits else ""
     start = time.perf_counter()
     try:
-        with _joblib_threads():
+        with _joblib_threads(), one_native_thread():  # the check pool is the parallelism
             result = unit.run()
         if unit.adjust is not None:
             unit.adjust(result)

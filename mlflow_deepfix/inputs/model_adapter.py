@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mlflow_deepfix.native_threads import threads_for_rows
+
 logger = logging.getLogger(__name__)
 
 
@@ -111,7 +113,8 @@ class ModelAdapter:
         return self.column_labels.restore(X) if self.column_labels else X
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
-        output = self.model.predict(self._features(X))
+        with threads_for_rows(len(X)):
+            output = self.model.predict(self._features(X))
         if isinstance(output, pd.DataFrame):
             if self.proba_source == "pyfunc" and output.shape[1] > 1:
                 return np.asarray(self.classes_)[np.argmax(output.to_numpy(), axis=1)]
@@ -131,9 +134,11 @@ class ModelAdapter:
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         if self.proba_source == "raw":
-            return np.asarray(self.raw_model.predict_proba(self._features(X)), dtype=float)
+            with threads_for_rows(len(X)):
+                return np.asarray(self.raw_model.predict_proba(self._features(X)), dtype=float)
         if self.proba_source == "pyfunc":
-            return np.asarray(self.model.predict(self._features(X)), dtype=float)
+            with threads_for_rows(len(X)):
+                return np.asarray(self.model.predict(self._features(X)), dtype=float)
         raise AttributeError(self.no_proba_reason or "model has no predict_proba")
 
     @property

@@ -28,9 +28,14 @@ class Predictions:
 
 
 def labelled(frame: pd.DataFrame | None, target: str) -> pd.DataFrame | None:
+    """The rows of ``frame`` with a label, indexed 0..n-1. When every row has one, no
+    rows are copied (a boolean mask would copy the whole split)."""
     if frame is None:
         return None
-    return frame[frame[target].notna()].reset_index(drop=True)
+    has_label = frame[target].notna()
+    if has_label.all():
+        return frame.reset_index(drop=True)
+    return frame[has_label].reset_index(drop=True)
 
 
 #: rows on which the model's own ``predict`` is called when labels come from probabilities
@@ -91,11 +96,10 @@ def predict_all(
     predictions, failures = Predictions(), []
     adapter = inputs.adapter
 
-    reference = None
-    if train is not None:
-        reference = train.drop(columns=[inputs.target])
+    def without_target(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+        return None if frame is None else frame.drop(columns=[inputs.target])
 
-    def attempt(stage: str, call, features: pd.DataFrame):
+    def attempt(stage: str, call, features: pd.DataFrame, frame: pd.DataFrame):
         try:
             return check_output(call(features), len(features), proba=stage.startswith("predict_proba"))
         except Exception as error:  # noqa: BLE001 - any model error becomes a finding
@@ -104,26 +108,35 @@ def predict_all(
                 capture_failure(
                     stage,
                     error,
-                    frame=features,
+                    frame=without_target(frame),
                     expected_columns=adapter.feature_names,
                     model=inputs.model,
-                    reference=None if stage.endswith(":train") else reference,
+                    reference=None if stage.endswith(":train") else without_target(train),
                 )
             )
             return None
 
+    expected = list(adapter.feature_names) if adapter is not None else []
     for split, frame in (("test", test), ("train", train)):
         if frame is None:
             continue
-        features = frame.drop(columns=[inputs.target])
+        # The adapter hands the model exactly its feature columns when all are present,
+        # so the frame is passed as is (dropping the label would copy the split); with
+        # columns missing the model gets what it got before, the frame without the label.
+        complete = (
+            bool(expected)
+            and inputs.target not in expected
+            and all(c in frame.columns for c in expected)
+        )
+        features = frame if complete else without_target(frame)
         both = predict_via_proba(adapter, features)
         if both is not None:
             setattr(predictions, split, both[0])
             setattr(predictions, f"proba_{split}", both[1])
             continue
-        predicted = attempt(f"predict:{split}", adapter.predict, features)
+        predicted = attempt(f"predict:{split}", adapter.predict, features, frame)
         setattr(predictions, split, predicted)
         if predicted is not None and adapter.has_proba:
-            proba = attempt(f"predict_proba:{split}", adapter.predict_proba, features)
+            proba = attempt(f"predict_proba:{split}", adapter.predict_proba, features, frame)
             setattr(predictions, f"proba_{split}", proba)
     return predictions, failures

@@ -79,7 +79,7 @@ def tabular_tests(
         baselines_future = None
         if train is not None and len(train) >= 20:
             baselines_future = pool.submit(
-                baseline_ladder,
+                _one_thread(baseline_ladder),
                 train,
                 test,
                 label=target,
@@ -110,6 +110,18 @@ def tabular_tests(
         seed=config.seed,
     )
     return checks, baselines, dataset, test, [c for c in cat_features if c in shared]
+
+
+def _one_thread(function):
+    """``function`` with OpenMP on one thread: it runs beside the check pool, which
+    already uses every core (see :mod:`mlflow_deepfix.native_threads`)."""
+    from mlflow_deepfix.native_threads import one_native_thread
+
+    def run(*args, **kwargs):
+        with one_native_thread():
+            return function(*args, **kwargs)
+
+    return run
 
 
 def _bounded_for_checks(
