@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,34 @@ class FullTables:
     sample_rows: dict[str, int] = field(default_factory=dict)
     #: where the model can be loaded from inside Spark (``mlflow.pyfunc.spark_udf``)
     model_uri: str | None = None
+    #: split -> label value -> rows (None: missing label), counted while sampling
+    label_counts: dict[str, dict[Any, int]] = field(default_factory=dict)
+    #: the tables :func:`prepare_tables` put in Spark's cache (a user's cache is left alone)
+    persisted: list[Any] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Drop the tables deepfix cached from Spark's cache."""
+        while self.persisted:
+            table = self.persisted.pop()
+            if table is not None:
+                try:
+                    table.unpersist()
+                except Exception as error:  # noqa: BLE001 - a stopped session
+                    logger.debug("unpersist failed: %s", error)
+
+
+def _is_cached(table: Any) -> bool:
+    try:
+        level = table.storageLevel
+        return bool(level.useMemory or level.useDisk)
+    except Exception:  # noqa: BLE001 - Spark Connect frames may not say
+        return True
+
+
+def _storage_level() -> Any:
+    from pyspark import StorageLevel
+
+    return StorageLevel.MEMORY_AND_DISK
 
 
 class _FrameDataset:
@@ -160,7 +189,7 @@ def _type_family(data_type: Any) -> str:
 
 
 def _check_table(table: Any, *, name: str, target: str) -> None:
-    """Target present, column names unique, at least one row (one cheap Spark job)."""
+    """Target present and column names unique (schema only: no Spark job)."""
     columns = [str(c) for c in table.columns]
     if target not in columns:
         shown = ", ".join(columns[:12])
@@ -174,7 +203,10 @@ def _check_table(table: Any, *, name: str, target: str) -> None:
         raise DeepfixInputError(
             f"{name} has duplicated column names {dupes}; rename them so each is unique."
         )
-    if table.limit(1).count() == 0:
+
+
+def _check_rows(n_rows: int, *, name: str) -> None:
+    if n_rows == 0:
         raise DeepfixInputError(
             f"{name} is an empty Spark table (0 rows). deepfix needs at least one labelled "
             f"row: pass the full evaluation/training table."
@@ -350,6 +382,7 @@ def prepare_tables(
             notes.append(f"Evaluated on eval_data ({len(eval_table):,} rows) instead of `data`.")
         return dataset, config.model_copy(update={"eval_data": None}), None, notes
 
+    started = time.perf_counter()
     session = (spark_eval if spark_eval is not None else spark_train).sparkSession
     if spark_eval is None:
         # a Spark train_data with a pandas test table: the test table goes to Spark too
@@ -366,19 +399,38 @@ def prepare_tables(
     _check_schemas(spark_eval, spark_train, target=target,
                    data_columns=data_columns if eval_table is not None else None)
 
+    logger.info("deepfix: Spark tables validated in %.1fs", time.perf_counter() - started)
+    started = time.perf_counter()
     budget = min(config.sample_size or SPARK_SAMPLE_ROWS, SPARK_SAMPLE_ROWS)
     classification = model_type == "classifier"
     samples: dict[str, pd.DataFrame] = {}
     n_rows: dict[str, int] = {}
-    for split, table in (("test", spark_eval), ("train", spark_train)):
-        if table is None:
-            continue
-        counts = label_counts(table, target) if classification else None
-        n_rows[split] = sum(counts.values()) if counts is not None else int(table.count())
-        samples[split] = stratified_sample(
-            table, target=target, n_rows=n_rows[split], counts=counts, max_rows=budget,
-            seed=config.seed,
-        )
+    labels: dict[str, dict[Any, int]] = {}
+    persisted: list[Any] = []
+    names = {"test": EVAL_NAME if eval_table is not None else "data", "train": TRAIN_NAME}
+    try:
+        for split, table in (("test", spark_eval), ("train", spark_train)):
+            if table is None:
+                continue
+            # every later Spark job reads the table again: keep it (and one version of a
+            # non-deterministic source) in Spark's cache until the statistics are done
+            if not _is_cached(table):
+                table.persist(_storage_level())
+                persisted.append(table)
+            if classification:
+                labels[split] = label_counts(table, target)
+                n_rows[split] = sum(labels[split].values())
+            else:
+                n_rows[split] = int(table.count())
+            _check_rows(n_rows[split], name=names[split])
+            samples[split] = stratified_sample(
+                table, target=target, n_rows=n_rows[split],
+                counts=labels.get(split), max_rows=budget, seed=config.seed,
+            )
+    except BaseException:
+        FullTables(test=None, train=None, target=target, n_test=0, n_train=None,
+                   persisted=persisted).release()
+        raise
     full = FullTables(
         test=spark_eval,
         train=spark_train,
@@ -386,6 +438,8 @@ def prepare_tables(
         n_test=n_rows["test"],
         n_train=n_rows.get("train"),
         sample_rows={split: len(frame) for split, frame in samples.items()},
+        label_counts=labels,
+        persisted=persisted,
         model_uri=model_uri_of(model),
     )
     seen = " and ".join(
@@ -397,7 +451,8 @@ def prepare_tables(
         f"computed in Spark; Deepchecks, the baseline ladder, probes and interventions saw a "
         f"seeded, label-stratified sample of {seen}."
     )
-    logger.info("deepfix: Spark input, driver samples of %s", seen)
+    logger.info("deepfix: Spark input, driver samples of %s in %.1fs", seen,
+                time.perf_counter() - started)
     update = {"eval_data": None, "train_data": samples.get("train")}
     return _FrameDataset(samples["test"], target), config.model_copy(update=update), full, notes
 

@@ -27,6 +27,7 @@ prediction shares are full-table ones, from ``mlflow.pyfunc.spark_udf``.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 import numpy as np
@@ -63,7 +64,7 @@ __all__ = [
 
 #: up to this many rows per split, quantiles are exact (``percentile``, which keeps the
 #: distinct values per column in memory); above, ``percentile_approx``
-EXACT_QUANTILE_MAX_ROWS = 200_000
+EXACT_QUANTILE_MAX_ROWS = 100_000
 #: ``percentile_approx`` accuracy: relative rank error 1/accuracy (1e-4 of the rows)
 APPROX_QUANTILE_ACCURACY = 10_000
 #: quantiles every numeric column gets: robust min/max, q01, quartiles, median, q99
@@ -185,15 +186,19 @@ def _split_stats(
     feature_names: list[str],
     cat_features: list[str],
     exact: bool | None,
+    labels: dict[Any, int] | None = None,
 ) -> SplitStats:
+    """``sample`` with every full-table field recomputed over ``table``; ``labels``
+    (rows per label value, None = missing) when already counted."""
     from pyspark.sql import functions as F
 
     families = _families_of(table)
     names = [c.name for c in sample.columns if c.name in families]
-    n_rows = int(table.count())
+    n_rows = sum(labels.values()) if labels is not None else int(table.count())
     exact = n_rows <= EXACT_QUANTILE_MAX_ROWS if exact is None else exact
     cat_set = set(cat_features)
 
+    started = time.perf_counter()
     # pass 1, per column: distinct values, the most frequent, and (text) the families
     per_column: dict[str, dict[str, Any]] = {}
     for name in names:
@@ -202,6 +207,8 @@ def _split_stats(
         )
         per_column[name] = {"n_unique": n_unique, "top": top, "counts": counts}
 
+    logger.info("deepfix: Spark %s: value counts %.1fs", sample.name, time.perf_counter() - started)
+    started = time.perf_counter()
     # pass 2, all columns at once: missing cells, moments, infinities, quantiles, integrality
     numeric = [n for n in names if families[n] in ("float", "number", "boolean")]
     for name in names:
@@ -251,6 +258,9 @@ def _split_stats(
         outlier_aggs.append(F.sum(((finite < low) | (finite > high)).cast("long")).alias(f"o{i}"))
     outliers = table.agg(*outlier_aggs).first().asDict() if outlier_aggs else {}
 
+    logger.info("deepfix: Spark %s: moments, quantiles, outliers %.1fs", sample.name,
+                time.perf_counter() - started)
+    started = time.perf_counter()
     columns = []
     for i, name in enumerate(names):
         base = sample.column(name)
@@ -303,7 +313,9 @@ def _split_stats(
     out: dict[str, Any] = {"n_rows": n_rows, "n_columns": len(table.columns), "columns": columns}
     out.update(_rows_and_label(table, families, label=label, task=task, n_rows=n_rows,
                                features=[c for c in feature_names if c in families and c != label],
-                               exact=exact))
+                               exact=exact, labels=labels))
+    logger.info("deepfix: Spark %s: row hashes and labels %.1fs", sample.name,
+                time.perf_counter() - started)
     return sample.model_copy(update=out)
 
 
@@ -320,7 +332,8 @@ def _index_like(name: str, family: str, *, n_unique: int, n_obs: int, finite: in
 
 
 def _rows_and_label(table: Any, families: dict[str, str], *, label: str, task: str,
-                    n_rows: int, features: list[str], exact: bool) -> dict[str, Any]:
+                    n_rows: int, features: list[str], exact: bool,
+                    labels: dict[Any, int] | None = None) -> dict[str, Any]:
     """Duplicates and conflicting labels by row hash; label shares or label statistics."""
     from pyspark.sql import functions as F
 
@@ -358,10 +371,10 @@ def _rows_and_label(table: Any, families: dict[str, str], *, label: str, task: s
         )
         out["conflicting_label_fraction"] = int(conflicted["rows"] or 0) / n_rows
     if is_classification(task):
-        raw = table.where(~label_missing).groupBy(_c(label).alias("y")).count().collect()
-        out["label_distribution"] = _shares(
-            {_label_key(r["y"]): int(r["count"]) for r in raw}, _MAX_LABEL_KEYS
-        )
+        if labels is None:
+            raw = table.where(~label_missing).groupBy(_c(label).alias("y")).count().collect()
+            labels = {r["y"]: int(r["count"]) for r in raw}
+        out["label_distribution"] = _shares(_by_key(labels), _MAX_LABEL_KEYS)
     else:
         finite = _finite(label, families[label])
         stats = table.agg(
@@ -376,6 +389,16 @@ def _rows_and_label(table: Any, families: dict[str, str], *, label: str, task: s
                 "min": float(q[0]), "max": float(q[6]),
                 "q01": float(q[1]), "q50": float(q[3]), "q99": float(q[5]),
             }
+    return out
+
+
+def _by_key(labels: dict[Any, int]) -> dict[str, int]:
+    """Rows per label key (``1`` and ``1.0`` together), missing labels left out."""
+    out: dict[str, int] = {}
+    for value, count in labels.items():
+        key = _label_key(value)
+        if key is not None:
+            out[key] = out.get(key, 0) + count
     return out
 
 
@@ -461,10 +484,13 @@ def _unseen_share(train: Any, test: Any, column: str, family: str, n_test: int) 
 
 
 def full_table_summary(
-    sample: DatasetSummary, *, train: Any | None, test: Any, task: str, exact: bool | None = None
+    sample: DatasetSummary, *, train: Any | None, test: Any, task: str, exact: bool | None = None,
+    label_counts: dict[str, dict[Any, int]] | None = None,
 ) -> DatasetSummary:
     """``sample`` (the pandas path's summary of the driver samples) with every
-    full-table field recomputed in Spark over ``train`` and ``test``."""
+    full-table field recomputed in Spark over ``train`` and ``test`` (``label_counts``:
+    split -> rows per label value, when already counted)."""
+    label_counts = label_counts or {}
     common = {
         "label": sample.target,
         "task": task,
@@ -472,11 +498,11 @@ def full_table_summary(
         "cat_features": list(sample.cat_features),
         "exact": exact,
     }
-    test_stats = _split_stats(test, sample.test, **common)
+    test_stats = _split_stats(test, sample.test, labels=label_counts.get("test"), **common)
     train_stats = comparison = None
     if train is not None:
         base = sample.train or SplitStats(name="train", n_rows=0, n_columns=0)
-        train_stats = _split_stats(train, base, **common)
+        train_stats = _split_stats(train, base, labels=label_counts.get("train"), **common)
         comparison = _comparison(
             train, test, sample.comparison, label=sample.target, task=task,
             feature_names=list(sample.feature_names), cat_features=list(sample.cat_features),
@@ -623,10 +649,13 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
     train = full.train
     if train is None and inputs.train is not None:
         train = full.test.sparkSession.createDataFrame(inputs.train)
+    started = time.perf_counter()
     try:
         update["dataset"] = full_table_summary(
-            artifact.dataset, train=train, test=full.test, task=artifact.task
+            artifact.dataset, train=train, test=full.test, task=artifact.task,
+            label_counts=full.label_counts,
         )
+        logger.info("deepfix: full-table statistics in Spark: %.1fs", time.perf_counter() - started)
     except Exception as error:  # noqa: BLE001 - the sample statistics remain usable
         logger.warning("full-table statistics in Spark failed: %r", error)
         detail = f"{type(error).__name__}: {error}"[:240]
@@ -635,6 +664,7 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
             "the driver sample."
         )
     if artifact.performance.test_score is not None or artifact.performance.scores:
+        started = time.perf_counter()
         try:
             performance, extra = full_table_performance(
                 artifact.performance, test=full.test, target=full.target, task=artifact.task,
@@ -642,6 +672,8 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
             )
             update["performance"] = performance
             notes.extend(extra)
+            logger.info("deepfix: full-table predictions in Spark: %.1fs",
+                        time.perf_counter() - started)
         except Exception as error:  # noqa: BLE001 - the sample performance remains usable
             logger.warning("full-table predictions in Spark failed: %r", error)
             detail = f"{type(error).__name__}: {error}"[:240]
@@ -649,5 +681,6 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
                 f"Full-table predictions in Spark errored ({detail}); the test performance "
                 "describes the driver sample."
             )
+    full.release()
     update["notes"] = notes
     return artifact.model_copy(update=update)
