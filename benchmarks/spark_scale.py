@@ -33,7 +33,7 @@ def main() -> None:
         mlflow.set_tracking_uri(f"sqlite:///{tmp}/mlflow.db")
         mlflow.set_experiment("spark-scale")
         spark_test = spark_table(session, args.rows, seed=1, partitions=8)
-        spark_train = spark_table(session, args.rows // 5, seed=2, partitions=4)
+        spark_train = spark_table(session, args.rows // 5, seed=1_000, partitions=4)
         with mlflow.start_run():
             info = mlflow.sklearn.log_model(
                 fit_model(spark_train.limit(20_000).toPandas()), name="model",

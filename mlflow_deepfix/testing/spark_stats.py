@@ -65,8 +65,15 @@ __all__ = [
 #: up to this many rows per split, quantiles are exact (``percentile``, which keeps the
 #: distinct values per column in memory); above, ``percentile_approx``
 EXACT_QUANTILE_MAX_ROWS = 100_000
-#: ``percentile_approx`` accuracy: relative rank error 1/accuracy (1e-4 of the rows)
-APPROX_QUANTILE_ACCURACY = 10_000
+#: ``percentile_approx`` accuracy: relative rank error 1/accuracy (1e-3 of the rows)
+APPROX_QUANTILE_ACCURACY = 1_000
+#: above EXACT_QUANTILE_MAX_ROWS rows, columns with at most this many distinct values
+#: (HyperLogLog estimate) are still counted exactly; see _sketched_counts
+EXACT_COUNTS_MAX_DISTINCT = 50_000
+#: relative standard deviation of approx_count_distinct
+_DISTINCT_RSD = 0.01
+#: a most-frequent value seen this often in the driver sample has a measured share
+_MIN_TOP_SAMPLE_ROWS = 10
 #: quantiles every numeric column gets: robust min/max, q01, quartiles, median, q99
 _QS = (0.005, 0.01, 0.25, 0.5, 0.75, 0.99, 0.995)
 #: label_distribution keeps this many classes (as the pandas path)
@@ -200,19 +207,22 @@ def _split_stats(
 
     started = time.perf_counter()
     # pass 1, per column: distinct values, the most frequent, and (text) the families
-    per_column: dict[str, dict[str, Any]] = {}
+    # (large tables: text columns only; the others get a sketch in pass 2 first)
+    per_column: dict[str, dict[str, Any]] = {name: {} for name in names}
+    sketched = [n for n in names if not exact and families[n] != "string"]
     for name in names:
-        n_unique, top, counts = _value_counts(
-            table, name, families[name], top=_MAX_NUMERIC_TEXT_VALUES
-        )
-        per_column[name] = {"n_unique": n_unique, "top": top, "counts": counts}
+        if name not in sketched:
+            n_unique, top, counts = _value_counts(
+                table, name, families[name], top=_MAX_NUMERIC_TEXT_VALUES
+            )
+            per_column[name] = {"n_unique": n_unique, "top": top, "counts": counts}
 
     logger.info("deepfix: Spark %s: value counts %.1fs", sample.name, time.perf_counter() - started)
     started = time.perf_counter()
     # pass 2, all columns at once: missing cells, moments, infinities, quantiles, integrality
     numeric = [n for n in names if families[n] in ("float", "number", "boolean")]
     for name in names:
-        counts = per_column[name]["counts"]
+        counts = per_column[name].get("counts")
         if counts is not None:
             fam = _families(counts, np.dtype(object))
             per_column[name]["families"] = fam
@@ -224,6 +234,9 @@ def _split_stats(
     for i, name in enumerate(names):
         family = families[name]
         aggs.append(F.sum(_missing(name, family).cast("long")).alias(f"m{i}"))
+        if name in sketched:
+            present = F.when(~_missing(name, family), _canonical(name, family))
+            aggs.append(F.approx_count_distinct(present, _DISTINCT_RSD).alias(f"d{i}"))
         if name in numeric:
             finite = _finite(name, family)
             x = _c(name).cast("double")
@@ -238,6 +251,13 @@ def _split_stats(
                 _quantiles(finite, exact).alias(f"q{i}"),
             ]
     row = table.agg(*aggs).first().asDict()
+    for i, name in enumerate(names):
+        if name in sketched:
+            n_obs = n_rows - int(row[f"m{i}"] or 0)
+            per_column[name] = _sketched_counts(
+                table, name, families[name], sample.column(name), sample.n_rows,
+                estimate=min(int(row[f"d{i}"] or 0), n_obs), n_obs=n_obs,
+            )
 
     # pass 3: outliers beyond 5 IQRs of the quartiles just computed
     outlier_aggs, outlier_of = [], {}
@@ -319,6 +339,27 @@ def _split_stats(
     return sample.model_copy(update=out)
 
 
+def _sketched_counts(table: Any, name: str, family: str, base: ColumnStats | None,
+                     sample_rows: int, *, estimate: int, n_obs: int) -> dict[str, Any]:
+    """Distinct values and the most frequent one's count of a column of a large table.
+
+    Up to :data:`EXACT_COUNTS_MAX_DISTINCT` distinct values (by the HyperLogLog estimate)
+    the grouped count is exact and cheap (Spark combines per partition first). Above,
+    the distinct count is the estimate (1% relative error) and the most frequent value's
+    share comes from the driver sample when it holds that value at least
+    :data:`_MIN_TOP_SAMPLE_ROWS` times (a share the sample measures), else it is taken
+    as one row: a column with that many distinct values and no frequent value."""
+    if estimate <= EXACT_COUNTS_MAX_DISTINCT:
+        n_unique, top, _ = _value_counts(table, name, family, top=0)
+        return {"n_unique": n_unique, "top": top, "counts": None}
+    top = 1
+    if base is not None and base.top_fraction:
+        sample_obs = sample_rows * (1.0 - base.missing_fraction)
+        if base.top_fraction * sample_obs >= _MIN_TOP_SAMPLE_ROWS:
+            top = max(1, round(base.top_fraction * n_obs))
+    return {"n_unique": estimate, "top": top, "counts": None}
+
+
 def _index_like(name: str, family: str, *, n_unique: int, n_obs: int, finite: int,
                 integral: bool, low: Any, high: Any) -> bool:
     """The pandas path's integer-counter test of ``monotonic`` (its row-order test has
@@ -353,23 +394,23 @@ def _rows_and_label(table: Any, families: dict[str, str], *, label: str, task: s
         label_missing.alias("ym"),
         label_value.alias("y"),
     )
-    row_hash = F.xxhash64("f", "ym", "y")
-    stats = hashed.agg(
-        F.sum(F.col("ym").cast("long")).alias("missing"),
-        F.countDistinct(row_hash).alias("distinct"),
+    # one job: distinct rows (features + label), then per feature hash the labels seen
+    per_row = hashed.groupBy("f", "ym", "y").count()
+    per_features = per_row.groupBy("f").agg(
+        F.count(F.lit(1)).alias("rows_distinct"),
+        F.sum(F.when(F.col("ym"), F.col("count"))).alias("missing"),
+        F.sum(F.when(~F.col("ym"), F.col("count"))).alias("labelled"),
+        F.sum(F.when(~F.col("ym"), 1)).alias("labels"),
+    )
+    stats = per_features.agg(
+        F.sum("rows_distinct").alias("distinct"),
+        F.sum("missing").alias("missing"),
+        F.sum(F.when(F.col("labels") > 1, F.col("labelled"))).alias("conflicted"),
     ).first()
     out["label_missing_fraction"] = int(stats["missing"] or 0) / n_rows
     out["duplicate_fraction"] = (n_rows - int(stats["distinct"])) / n_rows
-    labelled = hashed.where(~F.col("ym"))
     if features:
-        conflicted = (
-            labelled.groupBy("f")
-            .agg(F.count(F.lit(1)).alias("n"), F.countDistinct("y").alias("k"))
-            .where(F.col("k") > 1)
-            .agg(F.sum("n").alias("rows"))
-            .first()
-        )
-        out["conflicting_label_fraction"] = int(conflicted["rows"] or 0) / n_rows
+        out["conflicting_label_fraction"] = int(stats["conflicted"] or 0) / n_rows
     if is_classification(task):
         if labels is None:
             raw = table.where(~label_missing).groupBy(_c(label).alias("y")).count().collect()
