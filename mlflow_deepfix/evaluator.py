@@ -53,17 +53,23 @@ class DeepfixEvaluator(ModelEvaluator):
                 config, dataset, model, model_type=model_type
             )
         # ---- end of Spark input
-        inputs = build_inputs(model=model, dataset=dataset, model_type=model_type, config=config)
-        inputs.notes.extend(spark_notes)
-        logger.info(
-            "deepfix: %s task, %d test rows, %s training rows",
-            inputs.task,
-            len(inputs.test),
-            len(inputs.train) if inputs.train is not None else "no",
-        )
-        return evaluate_inputs(
-            inputs, config, run_id=run_id, started=started, full_tables=full_tables
-        )
+        try:
+            inputs = build_inputs(
+                model=model, dataset=dataset, model_type=model_type, config=config
+            )
+            inputs.notes.extend(spark_notes)
+            logger.info(
+                "deepfix: %s task, %d test rows, %s training rows",
+                inputs.task,
+                len(inputs.test),
+                len(inputs.train) if inputs.train is not None else "no",
+            )
+            return evaluate_inputs(
+                inputs, config, run_id=run_id, started=started, full_tables=full_tables
+            )
+        finally:
+            if full_tables is not None:  # Spark tables deepfix cached, also on errors
+                full_tables.release()
 
 
 def _has_table_input(config: DeepfixConfig, dataset: Any) -> bool:
