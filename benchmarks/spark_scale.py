@@ -26,6 +26,7 @@ def main() -> None:
     logging.getLogger("mlflow_deepfix").setLevel(logging.INFO)
 
     import mlflow
+
     from tests.test_spark import FEATURES, PeakRSS, fit_model, local_spark, spark_table
 
     session = local_spark()

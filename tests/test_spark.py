@@ -8,6 +8,7 @@ whole module. The done-when test evaluates a 1,000,000-row Spark table through
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
@@ -24,29 +25,29 @@ import pytest
 
 pytest.importorskip("pyspark", reason="Spark input needs the [spark] extra (pyspark)")
 
-from pyspark.sql import SparkSession  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402
-from sklearn.compose import ColumnTransformer  # noqa: E402
-from sklearn.impute import SimpleImputer  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import OneHotEncoder  # noqa: E402
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder
 
-from mlflow_deepfix.config import parse_config  # noqa: E402
-from mlflow_deepfix.errors import DeepfixConfigError, DeepfixInputError  # noqa: E402
-from mlflow_deepfix.inputs.spark import (  # noqa: E402
+from mlflow_deepfix.config import parse_config
+from mlflow_deepfix.errors import DeepfixConfigError, DeepfixInputError
+from mlflow_deepfix.inputs.spark import (
     _FrameDataset,
     class_quotas,
     prepare_tables,
     stratified_sample,
 )
-from mlflow_deepfix.testing.performance import summarize_performance  # noqa: E402
-from mlflow_deepfix.testing.spark_stats import (  # noqa: E402
+from mlflow_deepfix.testing.performance import summarize_performance
+from mlflow_deepfix.testing.spark_stats import (
     _classification_from_confusion,
     full_table_summary,
 )
-from mlflow_deepfix.testing.stats import summarize_dataset  # noqa: E402
-from tests.conftest import log_model  # noqa: E402
+from mlflow_deepfix.testing.stats import summarize_dataset
+from tests.conftest import log_model
 
 FEATURES = ["x1", "x2", "x3", "n_items", "color"]
 #: the done-when bound on the driver's peak resident memory
@@ -129,10 +130,8 @@ class PeakRSS:
     def _sample(self):
         while not self._stop.is_set():
             for process in self._jvm:
-                try:
+                with contextlib.suppress(Exception):  # a process that ended
                     self.jvm_peak = max(self.jvm_peak, process.memory_info().rss)
-                except Exception:  # noqa: BLE001 - a process that ended
-                    pass
             self._stop.wait(0.2)
 
     def __enter__(self):
@@ -154,7 +153,6 @@ def test_a_million_row_spark_table_is_counted_in_full_with_bounded_driver_memory
 ):
     spark_test = spark_table(spark, 1_000_000, seed=1, partitions=8)
     spark_train = spark_table(spark, 200_000, seed=1_000, partitions=4)
-    n_test, n_train = spark_test.count(), spark_train.count()
     model_uri = log_model(fit_model(spark_train.limit(20_000).toPandas()),
                           spark_train.limit(5).toPandas()[FEATURES])
     started = time.perf_counter()
@@ -175,14 +173,21 @@ def test_a_million_row_spark_table_is_counted_in_full_with_bounded_driver_memory
         )
     artifact = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/artifact_data.json")
     dataset = artifact["dataset"]
+    # the truth, counted by Spark in one pass over each table
+    truth = spark_test.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.col("x3").isNull().cast("long")).alias("x3_missing"),
+        F.sum((F.col("label") == 1).cast("long")).alias("positives"),
+    ).first()
+    n_test, n_train = truth["n"], spark_train.count()
     assert dataset["test"]["n_rows"] == n_test == 1_000_000
     assert dataset["train"]["n_rows"] == n_train == 200_000
     assert artifact["performance"]["scores"]["test"]["n_rows"] == n_test
     # full-table numbers, not the sample's: missing share of x3 and the label shares
-    missing = spark_test.where(F.col("x3").isNull()).count() / n_test
+    missing = truth["x3_missing"] / n_test
     x3 = next(c for c in dataset["test"]["columns"] if c["name"] == "x3")
     assert x3["missing_fraction"] == pytest.approx(missing, rel=1e-12)
-    positives = spark_test.where(F.col("label") == 1).count() / n_test
+    positives = truth["positives"] / n_test
     assert dataset["test"]["label_distribution"]["1"] == pytest.approx(positives, rel=1e-12)
     # continuous random features: no test row repeats a training row, nor a test row
     assert dataset["comparison"]["overlap_fraction"] == 0.0
