@@ -38,6 +38,26 @@ MODALITIES = ("tabular", "text", "image")
 PRIVACY = ("default", "strict")
 
 
+def is_spark_frame(value: Any) -> bool:
+    """A Spark DataFrame (classic or Spark Connect), recognised by its type's module so
+    that pyspark stays optional: nothing here imports it."""
+    module = type(value).__module__ or ""
+    return module.startswith("pyspark.sql") and all(
+        hasattr(value, name) for name in ("schema", "columns", "sparkSession")
+    )
+
+
+def spark_frame_of(value: Any) -> Any:
+    """The Spark DataFrame behind ``value`` (itself, or an ``mlflow.data.SparkDataset``'s
+    ``.df``), else None."""
+    if is_spark_frame(value):
+        return value
+    if isinstance(value, pd.DataFrame):
+        return None
+    frame = getattr(value, "df", None)
+    return frame if is_spark_frame(frame) else None
+
+
 class KBConfig(BaseModel):
     """Where the knowledge base lives: an embedded Qdrant ``path`` or a server ``url``."""
 
@@ -55,6 +75,9 @@ class DeepfixConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
     train_data: Any = None
+    #: the full evaluation table (Spark DataFrame, SparkDataset or pandas DataFrame), used
+    #: instead of MLflow's copy of ``data`` (10,000 rows of a Spark frame, see inputs.spark)
+    eval_data: Any = None
     suites: tuple[Literal["data_integrity", "train_test_validation", "model_evaluation"], ...] = SUITES
     modality: Literal["tabular", "text", "image"] | None = None
     text_col: str | None = None
@@ -79,18 +102,23 @@ class DeepfixConfig(BaseModel):
     #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
     calibration: StrictBool = False
 
-    @field_validator("train_data")
+    @field_validator("train_data", "eval_data")
     @classmethod
-    def _train_data_is_a_frame(cls, value: Any) -> Any:
+    def _data_is_a_frame(cls, value: Any) -> Any:
         if value is None or isinstance(value, pd.DataFrame):
             return value
+        # Spark DataFrame or mlflow.data.SparkDataset: kept as a Spark frame (never
+        # collected here; see mlflow_deepfix.inputs.spark)
+        spark_frame = spark_frame_of(value)
+        if spark_frame is not None:
+            return spark_frame
         # mlflow.data datasets (PandasDataset, ...) expose ``.df``
         frame = getattr(value, "df", None)
         if isinstance(frame, pd.DataFrame):
             return frame
         raise ValueError(
-            f"must be a pandas DataFrame or an mlflow.data dataset with a .df attribute, "
-            f"got {type(value).__name__}"
+            f"must be a pandas DataFrame, a Spark DataFrame or an mlflow.data dataset with a "
+            f".df attribute, got {type(value).__name__}"
         )
 
     @field_validator("suites", mode="before")
@@ -147,18 +175,13 @@ class DeepfixConfig(BaseModel):
 
 
 #: keys of CONTRACT.md section 2 that this version refuses with a specific message
-#: (instead of "unknown key") until they are implemented
-NOT_YET_SUPPORTED = {
-    "eval_data": (
-        "evaluator_config['deepfix']['eval_data'] (a full Spark evaluation table) is not "
-        "supported by this version of mlflow-deepfix: Spark input is not implemented yet. "
-        "Pass the evaluation table as a pandas DataFrame in `data` (collect it with "
-        "spark_df.toPandas(), or a seeded sample of it) and leave eval_data out."
-    ),
-}
+#: (instead of "unknown key") until they are implemented (none left: eval_data landed
+#: with Spark input, issue 13 A)
+NOT_YET_SUPPORTED: dict[str, str] = {}
 
 _ACCEPTED = {
-    "train_data": "a pandas DataFrame or an mlflow.data dataset",
+    "train_data": "a pandas or Spark DataFrame, or an mlflow.data dataset (SparkDataset, ...)",
+    "eval_data": "a Spark DataFrame, an mlflow.data SparkDataset or a pandas DataFrame",
     "suites": f"a list drawn from {list(SUITES)}",
     "modality": f"one of {list(MODALITIES)}",
     "text_col": "a column name (str)",
@@ -199,12 +222,22 @@ def _explain(error: ValidationError) -> str:
                 )
             continue
         received = item.get("input")
-        shown = type(received).__name__ if isinstance(received, pd.DataFrame) else repr(received)
+        shown = (
+            type(received).__name__
+            if isinstance(received, pd.DataFrame) or _is_table(received)
+            else repr(received)
+        )
         if len(shown) > 80:
             shown = shown[:77] + "..."
         detail = f"{where}{'.' + sub if sub else ''} must be {_ACCEPTED.get(key, 'valid')}"
         lines.append(f"{detail}; got {shown} ({item['msg']}).")
     return "Invalid deepfix configuration:\n  - " + "\n  - ".join(lines)
+
+
+def _is_table(value: Any) -> bool:
+    """A data frame-like value, shown by its type name in errors (never its rows)."""
+    module = type(value).__module__ or ""
+    return module.startswith(("pyspark", "mlflow.data", "numpy", "pandas"))
 
 
 def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
@@ -223,8 +256,8 @@ def parse_config(raw: dict[str, Any] | None) -> DeepfixConfig:
         )
     if set(raw) == {"deepfix"} and isinstance(raw["deepfix"], dict):
         raw = raw["deepfix"]
-    if "eval_data" in raw:
-        raise DeepfixConfigError(NOT_YET_SUPPORTED["eval_data"])
+    for key in set(raw) & set(NOT_YET_SUPPORTED):
+        raise DeepfixConfigError(NOT_YET_SUPPORTED[key])
     try:
         config = DeepfixConfig(**raw)
     except ValidationError as error:

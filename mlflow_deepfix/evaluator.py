@@ -44,18 +44,57 @@ class DeepfixEvaluator(ModelEvaluator):
     ) -> EvaluationResult:
         started = time.perf_counter()
         config = parse_config(evaluator_config)
-        inputs = build_inputs(model=model, dataset=dataset, model_type=model_type, config=config)
-        logger.info(
-            "deepfix: %s task, %d test rows, %s training rows",
-            inputs.task,
-            len(inputs.test),
-            len(inputs.train) if inputs.train is not None else "no",
-        )
-        return evaluate_inputs(inputs, config, run_id=run_id, started=started)
+        # ---- Spark input (issue 13 A): eval_data / Spark tables -> driver samples + full tables
+        full_tables, spark_notes = None, []
+        if _has_table_input(config, dataset):
+            from mlflow_deepfix.inputs.spark import prepare_tables
+
+            dataset, config, full_tables, spark_notes = prepare_tables(
+                config, dataset, model, model_type=model_type
+            )
+        # ---- end of Spark input
+        try:
+            inputs = build_inputs(
+                model=model, dataset=dataset, model_type=model_type, config=config
+            )
+            inputs.notes.extend(spark_notes)
+            logger.info(
+                "deepfix: %s task, %d test rows, %s training rows",
+                inputs.task,
+                len(inputs.test),
+                len(inputs.train) if inputs.train is not None else "no",
+            )
+            return evaluate_inputs(
+                inputs, config, run_id=run_id, started=started, full_tables=full_tables
+            )
+        finally:
+            if full_tables is not None:  # Spark tables deepfix cached, also on errors
+                full_tables.release()
+
+
+def _has_table_input(config: DeepfixConfig, dataset: Any) -> bool:
+    """eval_data given, a Spark train_data, or a dataset that may be MLflow's cut of a
+    Spark ``data`` (exactly its 10,000 rows while pyspark is loaded)."""
+    import sys
+
+    if config.eval_data is not None:
+        return True
+    if "pyspark" not in sys.modules:
+        return False
+    from mlflow_deepfix.inputs.spark import is_spark_frame, mlflow_spark_limit
+
+    features = getattr(dataset, "features_data", None)
+    cut = features is not None and len(features) == mlflow_spark_limit()
+    return cut or is_spark_frame(config.train_data)
 
 
 def evaluate_inputs(
-    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float | None = None
+    inputs: Any,
+    config: DeepfixConfig,
+    *,
+    run_id: str,
+    started: float | None = None,
+    full_tables: Any = None,
 ) -> EvaluationResult:
     """Testing, diagnosis and output for already validated inputs, with the privacy
     level of ``config`` applied to everything stored and logged."""
@@ -64,11 +103,20 @@ def evaluate_inputs(
     started = time.perf_counter() if started is None else started
     scrubber = Scrubber((inputs.test, inputs.train), keep=inputs.feature_names)
     with scrubbed_logs(scrubber):
-        return _evaluate(inputs, config, run_id=run_id, started=started, scrubber=scrubber)
+        return _evaluate(
+            inputs, config, run_id=run_id, started=started, scrubber=scrubber,
+            full_tables=full_tables,
+        )
 
 
 def _evaluate(
-    inputs: Any, config: DeepfixConfig, *, run_id: str, started: float, scrubber: Any
+    inputs: Any,
+    config: DeepfixConfig,
+    *,
+    run_id: str,
+    started: float,
+    scrubber: Any,
+    full_tables: Any = None,
 ) -> EvaluationResult:
     """Testing, diagnosis and output (see :func:`evaluate_inputs`)."""
     from deepfix_agents.grounding import prefetch_kb
@@ -90,6 +138,10 @@ def _evaluate(
     artifact, cached = run_testing_cached(inputs, config, before_testing=start_kb)
     if not kb_future:
         start_kb()
+    if full_tables is not None:  # Spark input: full-table statistics and test performance
+        from mlflow_deepfix.testing.spark_stats import complete_with_full_tables
+
+        artifact = complete_with_full_tables(artifact, inputs, full_tables)
     # privacy applies before the diagnosis: findings quote only what may be stored
     artifact = protect_artifact(artifact, scrubber, config.privacy)
     diagnosis_started = time.perf_counter()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+import pandas as pd
 import pytest
 
 from mlflow_deepfix.config import DeepfixConfig, parse_config
@@ -21,7 +22,7 @@ from mlflow_deepfix.schemas import (
 )
 
 CONFIG_KEYS = [
-    "train_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
+    "train_data", "eval_data", "suites", "modality", "text_col", "image_col", "cat_features", "index_col",
     "datetime_col", "sample_size", "seed", "provider", "llm", "kb", "fail_on", "cache", "privacy",
     "sensitive_features",
     # added since the contract (issue 12 A): measured harm, on by default
@@ -65,13 +66,18 @@ def test_config_keys_and_defaults():
     assert config.interventions is True
 
 
-def test_eval_data_is_refused_with_its_own_message_until_spark_input_exists():
-    """CONTRACT.md lists eval_data (Spark evaluation tables, issue 13 A); this version does
-    not implement it, and says so rather than calling it an unknown key."""
+def test_eval_data_is_a_table_and_anything_else_is_refused_naming_it():
+    """CONTRACT.md section 2: eval_data (issue 13 A) takes the full evaluation table; a
+    value of another type is refused naming the key, the type received and what is
+    accepted (Spark tables themselves are covered in tests/test_spark.py)."""
+    frame = pd.DataFrame({"x": [1, 2], "y": [0, 1]})
+    assert parse_config({"eval_data": frame}).eval_data is frame
+    assert parse_config({}).eval_data is None
     with pytest.raises(DeepfixConfigError) as raised:
-        parse_config({"eval_data": object()})
+        parse_config({"eval_data": [1, 2, 3]})
     message = str(raised.value)
-    assert "eval_data" in message and "not supported" in message and "toPandas" in message
+    assert "eval_data" in message and "[1, 2, 3]" in message
+    assert "Spark DataFrame" in message and "SparkDataset" in message
     assert "unknown key" not in message
 
 

@@ -1,0 +1,727 @@
+"""Full-table statistics of Spark tables, as Spark aggregations (issue 13 A).
+
+Why: with Spark input the pandas pipeline runs on bounded driver-side samples (see
+:mod:`mlflow_deepfix.inputs.spark`), but the numbers the rules read about the *data*
+(row counts, missing shares, cardinality, quantiles, duplicates, train/test overlap,
+label shares, unseen categories) and the test performance must describe every row.
+This module computes them in Spark and writes them into the same typed models the
+pandas path fills (:class:`DatasetSummary`, :class:`PerformanceSummary`), so the rules
+work unchanged and ``artifact_data.json`` counts equal the tables' ``count()``.
+
+Definitions follow :mod:`mlflow_deepfix.testing.stats` (same numbers on the same rows,
+pinned by tests/test_spark.py): quantiles are exact with linear interpolation (Spark's
+``percentile``) up to :data:`EXACT_QUANTILE_MAX_ROWS` rows, ``percentile_approx`` with
+relative error ``1 / APPROX_QUANTILE_ACCURACY`` above; rows are identified by
+``xxhash64`` over canonical forms of the feature columns (numbers as double, a missing
+flag per column) instead of pandas' row hash.
+
+Kept from the sample, by design: the target association (a sample statistic in the
+pandas path too), dtypes, column kinds of non-text columns, the columns only in one
+split and dtype changes (the sample has the table's schema), and the row-order part of
+the index-like (``monotonic``) test, which has no meaning for an unordered Spark table.
+Everything from the model's probabilities (calibration, AUC, thresholds) and the train
+split's scores stay sample figures too; the test split's label-based scores and
+prediction shares are full-table ones, from ``mlflow.pyfunc.spark_udf``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mlflow_deepfix.schemas import (
+    ColumnStats,
+    DatasetSummary,
+    PerformanceSummary,
+    SplitComparison,
+    SplitStats,
+)
+from mlflow_deepfix.testing.stats.association import _MIN_ROWS
+from mlflow_deepfix.testing.stats.column_types import _families, _kind
+from mlflow_deepfix.testing.stats.columns import (
+    _ID_NAME,
+    _IQR_PER_Q01_Q99,
+    _MAX_NUMERIC_TEXT_VALUES,
+    _OUTLIER_IQRS,
+    _numeric_string_fraction,
+    _string_mismatch,
+)
+from mlflow_deepfix.testing.stats.labels import _label_key, is_classification
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "APPROX_QUANTILE_ACCURACY",
+    "EXACT_QUANTILE_MAX_ROWS",
+    "complete_with_full_tables",
+    "full_table_performance",
+    "full_table_summary",
+]
+
+#: up to this many rows per split, quantiles are exact (``percentile``, which keeps the
+#: distinct values per column in memory); above, ``percentile_approx``
+EXACT_QUANTILE_MAX_ROWS = 100_000
+#: ``percentile_approx`` accuracy: relative rank error 1/accuracy (1e-3 of the rows)
+APPROX_QUANTILE_ACCURACY = 1_000
+#: above EXACT_QUANTILE_MAX_ROWS rows, columns with at most this many distinct values
+#: (HyperLogLog estimate) are still counted exactly; see _sketched_counts
+EXACT_COUNTS_MAX_DISTINCT = 50_000
+#: relative standard deviation of approx_count_distinct
+_DISTINCT_RSD = 0.01
+#: a most-frequent value seen this often in the driver sample has a measured share
+_MIN_TOP_SAMPLE_ROWS = 10
+#: quantiles every numeric column gets: robust min/max, q01, quartiles, median, q99
+_QS = (0.005, 0.01, 0.25, 0.5, 0.75, 0.99, 0.995)
+#: label_distribution keeps this many classes (as the pandas path)
+_MAX_LABEL_KEYS = 100
+_MAX_DISTRIBUTION_KEYS = 50
+_MISSING = "<nan>"
+_INF = float("inf")
+
+
+def _c(name: str):
+    from pyspark.sql import functions as F
+
+    return F.col("`" + str(name).replace("`", "``") + "`")
+
+
+def _families_of(table: Any) -> dict[str, str]:
+    from pyspark.sql import types as T
+
+    out = {}
+    for f in table.schema.fields:
+        t = f.dataType
+        if isinstance(t, T.BooleanType):
+            out[f.name] = "boolean"
+        elif isinstance(t, (T.FloatType, T.DoubleType)):
+            out[f.name] = "float"
+        elif isinstance(t, T.NumericType):
+            out[f.name] = "number"
+        elif isinstance(t, (T.StringType, T.VarcharType, T.CharType)):
+            out[f.name] = "string"
+        elif isinstance(t, (T.DateType, T.TimestampType, T.TimestampNTZType)):
+            out[f.name] = "datetime"
+        else:
+            out[f.name] = "other"
+    return out
+
+
+def _missing(name: str, family: str):
+    from pyspark.sql import functions as F
+
+    column = _c(name)
+    return (column.isNull() | F.isnan(column)) if family == "float" else column.isNull()
+
+
+def _canonical(name: str, family: str):
+    """The value a row hash and a value comparison see: numbers (and booleans) as
+    double, so ``1`` equals ``1.0`` as in the pandas path; other values as text."""
+    column = _c(name)
+    if family in ("float", "number", "boolean"):
+        return column.cast("double")
+    if family == "datetime":
+        return column
+    return column.cast("string")
+
+
+def _finite(name: str, family: str):
+    """The column as double where finite, null elsewhere."""
+    from pyspark.sql import functions as F
+
+    x = _c(name).cast("double")
+    if family == "float":
+        return F.when(~F.isnan(x) & (F.abs(x) != F.lit(_INF)), x)
+    return x
+
+
+def _row_hash(columns: list[str], families: dict[str, str]):
+    """xxhash64 over (missing flag, canonical value) per column: a null cell and a
+    shifted one do not collide (Spark's hash skips nulls, the flag does not)."""
+    from pyspark.sql import functions as F
+
+    if not columns:
+        return F.lit(0).cast("long")
+    parts = []
+    for name in columns:
+        missing = _missing(name, families[name])
+        parts += [missing, F.when(~missing, _canonical(name, families[name]))]
+    return F.xxhash64(*parts)
+
+
+def _quantiles(expr: Any, exact: bool):
+    from pyspark.sql import functions as F
+
+    if exact:
+        return F.percentile(expr, list(_QS))
+    return F.percentile_approx(expr, list(_QS), APPROX_QUANTILE_ACCURACY)
+
+
+# ------------------------------------------------------------------------ one split
+
+
+def _value_counts(table: Any, name: str, family: str, *, top: int) -> tuple[int, int, pd.Series | None]:
+    """(distinct non-missing values, count of the most frequent, the ``top`` most
+    frequent values' counts for text columns) in one grouped aggregation."""
+    from pyspark.sql import functions as F
+
+    present = table.where(~_missing(name, family)).select(_canonical(name, family).alias("v"))
+    grouped = present.groupBy("v").count()
+    if family != "string":
+        row = grouped.agg(F.count(F.lit(1)).alias("n"), F.max("count").alias("top")).first()
+        return int(row["n"] or 0), int(row["top"] or 0), None
+    grouped = grouped.cache()
+    try:
+        row = grouped.agg(F.count(F.lit(1)).alias("n"), F.max("count").alias("top")).first()
+        rows = grouped.orderBy(F.desc("count"), F.asc("v")).limit(top).collect()
+    finally:
+        grouped.unpersist()
+    counts = pd.Series([r["count"] for r in rows], index=pd.Index([r["v"] for r in rows],
+                                                                   dtype=object), dtype="int64")
+    return int(row["n"] or 0), int(row["top"] or 0), counts
+
+
+def _split_stats(
+    table: Any,
+    sample: SplitStats,
+    *,
+    label: str,
+    task: str,
+    feature_names: list[str],
+    cat_features: list[str],
+    exact: bool | None,
+    labels: dict[Any, int] | None = None,
+) -> SplitStats:
+    """``sample`` with every full-table field recomputed over ``table``; ``labels``
+    (rows per label value, None = missing) when already counted."""
+    from pyspark.sql import functions as F
+
+    families = _families_of(table)
+    names = [c.name for c in sample.columns if c.name in families]
+    n_rows = sum(labels.values()) if labels is not None else int(table.count())
+    exact = n_rows <= EXACT_QUANTILE_MAX_ROWS if exact is None else exact
+    cat_set = set(cat_features)
+
+    started = time.perf_counter()
+    # pass 1, per column: distinct values, the most frequent, and (text) the families
+    # (large tables: text columns only; the others get a sketch in pass 2 first)
+    per_column: dict[str, dict[str, Any]] = {name: {} for name in names}
+    sketched = [n for n in names if not exact and families[n] != "string"]
+    for name in names:
+        if name not in sketched:
+            n_unique, top, counts = _value_counts(
+                table, name, families[name], top=_MAX_NUMERIC_TEXT_VALUES
+            )
+            per_column[name] = {"n_unique": n_unique, "top": top, "counts": counts}
+
+    logger.info("deepfix: Spark %s: value counts %.1fs", sample.name, time.perf_counter() - started)
+    started = time.perf_counter()
+    # pass 2, all columns at once: missing cells, moments, infinities, quantiles, integrality
+    numeric = [n for n in names if families[n] in ("float", "number", "boolean")]
+    for name in names:
+        counts = per_column[name].get("counts")
+        if counts is not None:
+            fam = _families(counts, np.dtype(object))
+            per_column[name]["families"] = fam
+            kind = _kind(pd.Series([], dtype=object), name in cat_set, fam)
+            per_column[name]["kind"] = kind
+            if kind == "numeric":
+                numeric.append(name)
+    aggs = [F.count(F.lit(1)).alias("__n")]
+    for i, name in enumerate(names):
+        family = families[name]
+        aggs.append(F.sum(_missing(name, family).cast("long")).alias(f"m{i}"))
+        if name in sketched:
+            present = F.when(~_missing(name, family), _canonical(name, family))
+            aggs.append(F.approx_count_distinct(present, _DISTINCT_RSD).alias(f"d{i}"))
+        if name in numeric:
+            finite = _finite(name, family)
+            x = _c(name).cast("double")
+            aggs += [
+                F.count(finite).alias(f"k{i}"),
+                F.avg(finite).alias(f"mean{i}"),
+                F.stddev_samp(finite).alias(f"std{i}"),
+                F.min(finite).alias(f"lo{i}"),
+                F.max(finite).alias(f"hi{i}"),
+                F.sum((F.abs(x) == F.lit(_INF)).cast("long")).alias(f"inf{i}"),
+                F.sum((finite != F.floor(finite)).cast("long")).alias(f"frac{i}"),
+                _quantiles(finite, exact).alias(f"q{i}"),
+            ]
+    row = table.agg(*aggs).first().asDict()
+    for i, name in enumerate(names):
+        if name in sketched:
+            n_obs = n_rows - int(row[f"m{i}"] or 0)
+            per_column[name] = _sketched_counts(
+                table, name, families[name], sample.column(name), sample.n_rows,
+                estimate=min(int(row[f"d{i}"] or 0), n_obs), n_obs=n_obs,
+            )
+
+    # pass 3: outliers beyond 5 IQRs of the quartiles just computed
+    outlier_aggs, outlier_of = [], {}
+    for i, name in enumerate(names):
+        kind = per_column[name].get("kind") or (sample.column(name).kind if sample.column(name) else "")
+        q = row.get(f"q{i}")
+        if name not in numeric or kind != "numeric" or not q:
+            continue
+        _, q01, q25, _, q75, q99, _ = q
+        iqr = q75 - q25
+        if iqr <= 0:
+            iqr = (q99 - q01) * _IQR_PER_Q01_Q99
+        if iqr <= 0:
+            outlier_of[name] = 0.0
+            continue
+        low, high = q25 - _OUTLIER_IQRS * iqr, q75 + _OUTLIER_IQRS * iqr
+        finite = _finite(name, families[name])
+        outlier_aggs.append(F.sum(((finite < low) | (finite > high)).cast("long")).alias(f"o{i}"))
+    outliers = table.agg(*outlier_aggs).first().asDict() if outlier_aggs else {}
+
+    logger.info("deepfix: Spark %s: moments, quantiles, outliers %.1fs", sample.name,
+                time.perf_counter() - started)
+    started = time.perf_counter()
+    columns = []
+    for i, name in enumerate(names):
+        base = sample.column(name)
+        info = per_column[name]
+        n_missing = int(row[f"m{i}"] or 0)
+        n_obs = n_rows - n_missing
+        update: dict[str, Any] = {
+            "missing_fraction": n_missing / n_rows if n_rows else 0.0,
+            "n_unique": info["n_unique"],
+            "unique_fraction": info["n_unique"] / n_obs if n_obs else 0.0,
+            "top_fraction": info["top"] / n_obs if n_obs else 0.0,
+        }
+        if "families" in info:
+            fam = info["families"]
+            update["kind"] = info["kind"]
+            update["mixed_types"] = len(fam) > 1
+            update["numeric_string_fraction"] = _numeric_string_fraction(info["counts"], n_obs)
+            update["string_mismatch_fraction"] = (
+                _string_mismatch(info["counts"], n_obs) if fam.get("string") else 0.0
+            )
+        if name in numeric:
+            k = int(row[f"k{i}"] or 0)
+            update["n_inf"] = int(row[f"inf{i}"] or 0)
+            if k:
+                q = row[f"q{i}"]
+                std = row[f"std{i}"]
+                update.update(
+                    mean=float(row[f"mean{i}"]),
+                    std=float(std) if k > 1 and std is not None else 0.0,
+                    min=float(q[0]),
+                    max=float(q[6]),
+                    q01=float(q[1]),
+                    q50=float(q[3]),
+                    q99=float(q[5]),
+                )
+            if f"o{i}" in outliers:
+                update["outlier_fraction"] = int(outliers[f"o{i}"] or 0) / n_obs if n_obs else 0.0
+            elif name in outlier_of:
+                update["outlier_fraction"] = outlier_of[name]
+            update["monotonic"] = _index_like(
+                name, families[name], n_unique=info["n_unique"], n_obs=n_obs, finite=k,
+                integral=int(row[f"frac{i}"] or 0) == 0,
+                low=row[f"lo{i}"], high=row[f"hi{i}"],
+            )
+        column = base.model_copy(update=update) if base is not None else ColumnStats(
+            name=name, dtype=str(families[name]), kind=info.get("kind", "other"), **update
+        )
+        columns.append(column)
+
+    out: dict[str, Any] = {"n_rows": n_rows, "n_columns": len(table.columns), "columns": columns}
+    out.update(_rows_and_label(table, families, label=label, task=task, n_rows=n_rows,
+                               features=[c for c in feature_names if c in families and c != label],
+                               exact=exact, labels=labels))
+    logger.info("deepfix: Spark %s: row hashes and labels %.1fs", sample.name,
+                time.perf_counter() - started)
+    return sample.model_copy(update=out)
+
+
+def _sketched_counts(table: Any, name: str, family: str, base: ColumnStats | None,
+                     sample_rows: int, *, estimate: int, n_obs: int) -> dict[str, Any]:
+    """Distinct values and the most frequent one's count of a column of a large table.
+
+    Up to :data:`EXACT_COUNTS_MAX_DISTINCT` distinct values (by the HyperLogLog estimate)
+    the grouped count is exact and cheap (Spark combines per partition first). Above,
+    the distinct count is the estimate (1% relative error) and the most frequent value's
+    share comes from the driver sample when it holds that value at least
+    :data:`_MIN_TOP_SAMPLE_ROWS` times (a share the sample measures), else it is taken
+    as one row: a column with that many distinct values and no frequent value."""
+    if estimate <= EXACT_COUNTS_MAX_DISTINCT:
+        n_unique, top, _ = _value_counts(table, name, family, top=0)
+        return {"n_unique": n_unique, "top": top, "counts": None}
+    top = 1
+    if base is not None and base.top_fraction:
+        sample_obs = sample_rows * (1.0 - base.missing_fraction)
+        if base.top_fraction * sample_obs >= _MIN_TOP_SAMPLE_ROWS:
+            top = max(1, round(base.top_fraction * n_obs))
+    return {"n_unique": estimate, "top": top, "counts": None}
+
+
+def _index_like(name: str, family: str, *, n_unique: int, n_obs: int, finite: int,
+                integral: bool, low: Any, high: Any) -> bool:
+    """The pandas path's integer-counter test of ``monotonic`` (its row-order test has
+    no meaning for an unordered Spark table)."""
+    if family == "boolean" or n_obs < _MIN_ROWS or n_unique < 0.95 * n_obs:
+        return False
+    if finite < _MIN_ROWS or not integral or low is None:
+        return False
+    span = float(high) - float(low) + 1.0
+    return span <= 5.0 * n_unique or bool(_ID_NAME.search(str(name)))
+
+
+def _rows_and_label(table: Any, families: dict[str, str], *, label: str, task: str,
+                    n_rows: int, features: list[str], exact: bool,
+                    labels: dict[Any, int] | None = None) -> dict[str, Any]:
+    """Duplicates and conflicting labels by row hash; label shares or label statistics."""
+    from pyspark.sql import functions as F
+
+    out: dict[str, Any] = {}
+    if n_rows == 0:
+        return out
+    has_label = label in families
+    if not has_label:
+        if features:
+            distinct = table.select(_row_hash(features, families).alias("h")).distinct().count()
+            out["duplicate_fraction"] = (n_rows - distinct) / n_rows
+        return out
+    label_missing = _missing(label, families[label])
+    label_value = F.when(~label_missing, _canonical(label, families[label]))
+    hashed = table.select(
+        _row_hash(features, families).alias("f"),
+        label_missing.alias("ym"),
+        label_value.alias("y"),
+    )
+    # one job: distinct rows (features + label), then per feature hash the labels seen
+    per_row = hashed.groupBy("f", "ym", "y").count()
+    per_features = per_row.groupBy("f").agg(
+        F.count(F.lit(1)).alias("rows_distinct"),
+        F.sum(F.when(F.col("ym"), F.col("count"))).alias("missing"),
+        F.sum(F.when(~F.col("ym"), F.col("count"))).alias("labelled"),
+        F.sum(F.when(~F.col("ym"), 1)).alias("labels"),
+    )
+    stats = per_features.agg(
+        F.sum("rows_distinct").alias("distinct"),
+        F.sum("missing").alias("missing"),
+        F.sum(F.when(F.col("labels") > 1, F.col("labelled"))).alias("conflicted"),
+    ).first()
+    out["label_missing_fraction"] = int(stats["missing"] or 0) / n_rows
+    out["duplicate_fraction"] = (n_rows - int(stats["distinct"])) / n_rows
+    if features:
+        out["conflicting_label_fraction"] = int(stats["conflicted"] or 0) / n_rows
+    if is_classification(task):
+        if labels is None:
+            raw = table.where(~label_missing).groupBy(_c(label).alias("y")).count().collect()
+            labels = {r["y"]: int(r["count"]) for r in raw}
+        out["label_distribution"] = _shares(_by_key(labels), _MAX_LABEL_KEYS)
+    else:
+        finite = _finite(label, families[label])
+        stats = table.agg(
+            F.count(finite).alias("k"), F.avg(finite).alias("mean"),
+            F.stddev_samp(finite).alias("std"), _quantiles(finite, exact).alias("q"),
+        ).first()
+        if stats["k"]:
+            q = stats["q"]
+            out["label_stats"] = {
+                "mean": float(stats["mean"]),
+                "std": float(stats["std"]) if stats["k"] > 1 and stats["std"] is not None else 0.0,
+                "min": float(q[0]), "max": float(q[6]),
+                "q01": float(q[1]), "q50": float(q[3]), "q99": float(q[5]),
+            }
+    return out
+
+
+def _by_key(labels: dict[Any, int]) -> dict[str, int]:
+    """Rows per label key (``1`` and ``1.0`` together), missing labels left out."""
+    out: dict[str, int] = {}
+    for value, count in labels.items():
+        key = _label_key(value)
+        if key is not None:
+            out[key] = out.get(key, 0) + count
+    return out
+
+
+def _shares(counts: dict[Any, int], keep: int) -> dict[str, float]:
+    """Shares of ``counts``' keys, most frequent first, the tail summed as ``<other>``."""
+    merged: dict[str, int] = {}
+    for key, count in counts.items():
+        merged[str(key)] = merged.get(str(key), 0) + count
+    total = sum(merged.values())
+    if not total:
+        return {}
+    ordered = sorted(merged.items(), key=lambda kv: -kv[1])
+    out = {k: v / total for k, v in ordered[:keep]}
+    if len(ordered) > keep:
+        out["<other>"] = sum(v for _, v in ordered[keep:]) / total
+    return out
+
+
+# ------------------------------------------------------------------------ comparison
+
+
+def _comparison(train: Any, test: Any, sample: SplitComparison | None, *, label: str,
+                task: str, feature_names: list[str], cat_features: list[str],
+                datetime_col: str | None, n_train: int, n_test: int) -> SplitComparison:
+    from pyspark.sql import functions as F
+
+    train_families, test_families = _families_of(train), _families_of(test)
+    common = [c for c in train.columns if c in test_families]
+    out: dict[str, Any] = {"test_to_train_ratio": n_test / n_train if n_train else 0.0}
+
+    features = [c for c in feature_names if c in set(common) and c != label]
+    families = {c: _joint_family(train_families[c], test_families[c]) for c in common}
+    if features and n_train and n_test:
+        seen = train.select(_row_hash(features, families).alias("h")).distinct()
+        shared = (
+            test.select(_row_hash(features, families).alias("h"))
+            .join(seen, "h", "left_semi")
+            .count()
+        )
+        out["overlap_fraction"] = shared / n_test
+    unseen = {}
+    for column in cat_features:
+        if column in set(common) and column != label:
+            share = _unseen_share(train, test, column, families[column], n_test)
+            if share > 0:
+                unseen[column] = share
+    out["unseen_category_fraction"] = unseen
+    if is_classification(task) and label in set(common):
+        out["unseen_label_fraction"] = _unseen_share(train, test, label, families[label], n_test)
+    if datetime_col and datetime_col in train_families and datetime_col in test_families:
+        latest = train.agg(F.max(_c(datetime_col).cast("timestamp")).alias("t")).first()["t"]
+        if latest is not None:
+            dates = _c(datetime_col).cast("timestamp")
+            row = test.where(dates.isNotNull()).agg(
+                F.count(F.lit(1)).alias("n"), F.sum((dates < F.lit(latest)).cast("long")).alias("k")
+            ).first()
+            if row["n"]:
+                out["test_before_train_fraction"] = int(row["k"] or 0) / int(row["n"])
+    base = sample if sample is not None else SplitComparison()
+    return base.model_copy(update=out)
+
+
+def _joint_family(a: str, b: str) -> str:
+    numeric = {"float", "number", "boolean"}
+    if a == b or (a in numeric and b in numeric):
+        return "float" if "float" in (a, b) else a
+    return "string"
+
+
+def _unseen_share(train: Any, test: Any, column: str, family: str, n_test: int) -> float:
+    """Share of test rows holding a non-missing value never seen in train."""
+    if n_test == 0:
+        return 0.0
+    value = _canonical(column, family).alias("v")
+    seen = train.where(~_missing(column, family)).select(value).distinct()
+    new = (
+        test.where(~_missing(column, family))
+        .select(value)
+        .join(seen, "v", "left_anti")
+        .count()
+    )
+    return new / n_test
+
+
+def full_table_summary(
+    sample: DatasetSummary, *, train: Any | None, test: Any, task: str, exact: bool | None = None,
+    label_counts: dict[str, dict[Any, int]] | None = None,
+) -> DatasetSummary:
+    """``sample`` (the pandas path's summary of the driver samples) with every
+    full-table field recomputed in Spark over ``train`` and ``test`` (``label_counts``:
+    split -> rows per label value, when already counted)."""
+    label_counts = label_counts or {}
+    common = {
+        "label": sample.target,
+        "task": task,
+        "feature_names": list(sample.feature_names),
+        "cat_features": list(sample.cat_features),
+        "exact": exact,
+    }
+    test_stats = _split_stats(test, sample.test, labels=label_counts.get("test"), **common)
+    train_stats = comparison = None
+    if train is not None:
+        base = sample.train or SplitStats(name="train", n_rows=0, n_columns=0)
+        train_stats = _split_stats(train, base, labels=label_counts.get("train"), **common)
+        comparison = _comparison(
+            train, test, sample.comparison, label=sample.target, task=task,
+            feature_names=list(sample.feature_names), cat_features=list(sample.cat_features),
+            datetime_col=sample.datetime_col, n_train=train_stats.n_rows, n_test=test_stats.n_rows,
+        )
+    return sample.model_copy(
+        update={"test": test_stats, "train": train_stats, "comparison": comparison}
+    )
+
+
+# ----------------------------------------------------------------------- performance
+
+
+def full_table_performance(
+    sample: PerformanceSummary, *, test: Any, target: str, task: str,
+    feature_names: list[str], model_uri: str | None,
+) -> tuple[PerformanceSummary, list[str]]:
+    """The test split's label-based scores and prediction shares over every row of
+    ``test``, predicted in Spark through ``mlflow.pyfunc.spark_udf``."""
+    import mlflow.pyfunc
+    from pyspark.sql import functions as F
+
+    if model_uri is None:
+        return sample, [
+            ("Test performance is measured on the driver sample only: the model has no URI "
+            "that mlflow.pyfunc.spark_udf could load (pass the model as a URI or logged model).")
+        ]
+    families = _families_of(test)
+    classification = is_classification(task)
+    label_family = families.get(target, "other")
+    result_type = "double" if label_family in ("float", "number") or not classification else "string"
+    udf = mlflow.pyfunc.spark_udf(test.sparkSession, model_uri, result_type=result_type,
+                                  env_manager="local")
+    features = [c for c in feature_names if c in families]
+    predicted = test.select(
+        _c(target).alias("y"), udf(F.struct(*[_c(c) for c in features])).alias("p")
+    )
+    if classification:
+        scores, distribution = _classification_from_confusion(
+            predicted.groupBy("y", "p").count().collect()
+        )
+        update: dict[str, Any] = {"prediction_distribution": distribution}
+    else:
+        scores, update = _regression_from_sums(predicted)
+    merged = {**sample.scores.get("test", {}), **scores}
+    update["scores"] = {**sample.scores, "test": merged}
+    metric = sample.metric or ("f1_macro" if classification else "r2")
+    value = scores.get(metric)
+    update["test_score"] = float(value) if value is not None and np.isfinite(value) else None
+    note = (
+        f"Test performance ({', '.join(sorted(scores))}) covers all {int(scores['n_rows']):,} "
+        "rows, predicted in Spark with mlflow.pyfunc.spark_udf; probability-based figures "
+        "(calibration, AUC, thresholds) and train scores come from the driver sample."
+    )
+    return sample.model_copy(update={"metric": metric, **update}), [note]
+
+
+def _key(value: Any) -> str:
+    key = _label_key(value)
+    return _MISSING if key is None else key
+
+
+def _classification_from_confusion(rows: list[Any]) -> tuple[dict[str, float], dict[str, float]]:
+    """The pandas path's label-based classification scores from (label, prediction,
+    count) rows: accuracy, balanced accuracy, macro F1 over the classes present."""
+    n_rows = nan_pred = missing = 0
+    tp: dict[str, int] = {}
+    n_true: dict[str, int] = {}
+    n_pred: dict[str, int] = {}
+    kept = 0
+    for row in rows:
+        y, p, count = _key(row["y"]), _key(row["p"]), int(row["count"])
+        n_rows += count
+        nan_pred += count if p == _MISSING else 0
+        if y == _MISSING:
+            missing += count
+            continue
+        kept += count
+        n_true[y] = n_true.get(y, 0) + count
+        n_pred[p] = n_pred.get(p, 0) + count
+        if y == p:
+            tp[y] = tp.get(y, 0) + count
+    scores = {"n_rows": float(n_rows), "nan_predictions": float(nan_pred),
+              "missing_labels": float(missing)}
+    if kept:
+        classes = list(n_true)
+        f1 = [2 * tp.get(c, 0) / (n_true[c] + n_pred.get(c, 0)) for c in classes]
+        recall = [tp.get(c, 0) / n_true[c] for c in classes]
+        scores.update(
+            accuracy=sum(tp.values()) / kept,
+            balanced_accuracy=float(np.mean(recall)),
+            f1_macro=float(np.mean(f1)),
+            n_predicted_classes=float(len([p for p in n_pred if p != _MISSING])),
+        )
+    return scores, _shares(n_pred, _MAX_DISTRIBUTION_KEYS)
+
+
+def _regression_from_sums(predicted: Any) -> tuple[dict[str, float], dict[str, Any]]:
+    from pyspark.sql import functions as F
+
+    y, p = F.col("y").cast("double"), F.col("p").cast("double")
+    finite_y = ~F.isnan(y) & y.isNotNull() & (F.abs(y) != F.lit(_INF))
+    finite_p = ~F.isnan(p) & p.isNotNull() & (F.abs(p) != F.lit(_INF))
+    both = finite_y & finite_p
+    row = predicted.agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum((~finite_p).cast("long")).alias("nan_p"),
+        F.sum((~finite_y).cast("long")).alias("nan_y"),
+        F.sum(both.cast("long")).alias("k"),
+        F.avg(F.when(both, y)).alias("mean_y"),
+        F.stddev_pop(F.when(both, y)).alias("std_y"),
+        F.avg(F.when(both, p)).alias("mean_p"),
+        F.stddev_pop(F.when(both, p)).alias("std_p"),
+        F.avg(F.when(both, (p - y) ** 2)).alias("mse"),
+        F.avg(F.when(both, F.abs(p - y))).alias("mae"),
+    ).first()
+    scores = {"n_rows": float(row["n"]), "nan_predictions": float(row["nan_p"] or 0),
+              "missing_labels": float(row["nan_y"] or 0)}
+    update: dict[str, Any] = {}
+    k = int(row["k"] or 0)
+    if k:
+        variance = float(row["std_y"]) ** 2
+        mse = float(row["mse"])
+        if k >= 2:
+            scores["r2"] = (1.0 if mse == 0 else 0.0) if variance == 0 else 1.0 - mse / variance
+        scores.update(rmse=float(np.sqrt(mse)), mae=float(row["mae"]))
+        update["prediction_stats"] = {"test": {"mean": float(row["mean_p"]),
+                                               "std": float(row["std_p"])}}
+        if k > 1:
+            spread = float(row["std_y"])
+            update["prediction_spread_ratio"] = float(row["std_p"]) / spread if spread > 0 else None
+    return scores, update
+
+
+# ---------------------------------------------------------------------------- entry
+
+
+def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
+    """``artifact`` (computed on the driver samples) with its dataset statistics and
+    test performance recomputed over the full Spark tables. A failure keeps the sample
+    figures and says so in the notes: the rest of the evaluation goes on."""
+    notes = list(artifact.notes)
+    update: dict[str, Any] = {}
+    train = full.train
+    if train is None and inputs.train is not None:
+        train = full.test.sparkSession.createDataFrame(inputs.train)
+    started = time.perf_counter()
+    try:
+        update["dataset"] = full_table_summary(
+            artifact.dataset, train=train, test=full.test, task=artifact.task,
+            label_counts=full.label_counts,
+        )
+        logger.info("deepfix: full-table statistics in Spark: %.1fs", time.perf_counter() - started)
+    except Exception as error:  # noqa: BLE001 - the sample statistics remain usable
+        logger.warning("full-table statistics in Spark failed: %r", error)
+        detail = f"{type(error).__name__}: {error}"[:240]
+        notes.append(
+            f"Full-table statistics in Spark errored ({detail}); the statistics describe "
+            "the driver sample."
+        )
+    if artifact.performance.test_score is not None or artifact.performance.scores:
+        started = time.perf_counter()
+        try:
+            performance, extra = full_table_performance(
+                artifact.performance, test=full.test, target=full.target, task=artifact.task,
+                feature_names=list(inputs.feature_names), model_uri=full.model_uri,
+            )
+            update["performance"] = performance
+            notes.extend(extra)
+            logger.info("deepfix: full-table predictions in Spark: %.1fs",
+                        time.perf_counter() - started)
+        except Exception as error:  # noqa: BLE001 - the sample performance remains usable
+            logger.warning("full-table predictions in Spark failed: %r", error)
+            detail = f"{type(error).__name__}: {error}"[:240]
+            notes.append(
+                f"Full-table predictions in Spark errored ({detail}); the test performance "
+                "describes the driver sample."
+            )
+    full.release()
+    update["notes"] = notes
+    return artifact.model_copy(update=update)
