@@ -244,6 +244,49 @@ def test_a_broken_relation_is_told_apart_from_a_stable_one():
 # --------------------------------------------------------------------------- rules
 
 
+def _watermark_frame(seed: int, n: int = 2000) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    site = rng.choice(["A", "B", "C"], n, p=[0.4, 0.3, 0.3])
+    x = rng.normal(0, 1, n)
+    label = (x + rng.normal(0, 1, n) > 0).astype(int)
+    marked = 60 + 25 * label + rng.normal(0, 4, n)
+    marker = np.where(site == "C", marked, rng.choice(marked, n))
+    return pd.DataFrame({"x": x, "marker": marker, "site": site, "label": label})
+
+
+def test_a_relation_holding_in_one_slice_is_found_when_the_model_applies_it_everywhere():
+    train, test = _watermark_frame(0), _watermark_frame(1)
+
+    def everywhere(frame):  # the shortcut learned as a general rule
+        return ((frame["x"] + (frame["marker"] - 72.5) / 6) > 0).astype(int).to_numpy()
+
+    def only_in_c(frame):  # a model that learned where the relation holds
+        use = frame["site"].to_numpy() == "C"
+        return np.where(use, frame["marker"] > 72.5, frame["x"] > 0).astype(int)
+
+    args = {"target": "label", "task": "binary_classification",
+            "feature_names": ["x", "marker", "site"], "cat_features": ["site"]}
+    found = measure_spurious(everywhere, train, test, **args).slice_only
+    assert [(s.feature, s.slice_feature, s.slice_value) for s in found] == [("marker", "site", "C")]
+    item = found[0]
+    assert item.association_inside > 0.9 and abs(item.association_outside) < 0.15
+    assert item.difference_low > 0.5 and item.reliance_outside > 0.2
+    assert item.marginal_shift < 0.1  # the same in both splits: not drift
+    # the same relation, used only where it holds: the model's reliance outside is nil
+    careful = measure_spurious(only_in_c, train, test, **args).slice_only
+    assert careful and careful[0].reliance_outside == 0.0
+    artifact = _artifact(spurious=SpuriousSummary(n_rows_train=500, n_rows_test=500,
+                                                  metric="accuracy", slice_only=careful))
+    assert not [s for s in _signals(artifact) if s.category == "spurious_correlation"]
+    artifact = _artifact(spurious=SpuriousSummary(n_rows_train=500, n_rows_test=500,
+                                                  metric="accuracy", slice_only=found))
+    finding = next(f for f in reason(_signals(artifact), artifact)
+                   if f.category == "spurious_correlation")
+    # half the decisions outside site C follow a value that says nothing there
+    assert finding.severity in ("high", "critical") and "site = C" in finding.title
+    assert "not drift" in finding.explanation
+
+
 def _artifact(**probes) -> ArtifactData:
     test = SplitStats(name="test", n_rows=1000, n_columns=3)
     return ArtifactData(task="binary_classification",

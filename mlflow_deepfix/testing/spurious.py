@@ -221,9 +221,12 @@ MAX_SLICE_LEVELS = 8
 MIN_SLICE_ROWS = 40
 #: features tested for a slice-only relation (the most important ones)
 MAX_SLICE_FEATURES = 5
-#: |association| inside at least, and outside at most, for a slice-only relation
+#: |association| inside at least, and outside at most, for a slice-only relation, and
+#: the least lower end of the interval of |inside| - |outside| (a feature merely
+#: stronger in one slice is not slice-only)
 MIN_INSIDE = 0.3
-MAX_OUTSIDE = 0.1
+MAX_OUTSIDE = 0.15
+MIN_DIFFERENCE = 0.25
 
 
 def _slice_only(predict, tr: pd.DataFrame, te: pd.DataFrame, *, target: str, task: str,
@@ -275,7 +278,7 @@ def _slice_only(predict, tr: pd.DataFrame, te: pd.DataFrame, *, target: str, tas
                 diffs.append(abs(association_of(xi[a], yi[a], kind))
                              - abs(association_of(xo[b], yo[b], kind)))
             low = (abs(a_in) - abs(a_out)) - z * float(np.std(diffs, ddof=1))
-            if low > 0:
+            if low >= MIN_DIFFERENCE:
                 candidates.append((column, value, name, a_in, a_out, low, int(inside.sum())))
     if not candidates:
         return []
