@@ -135,16 +135,26 @@ def test_behaviour_injectors_plant_what_they_say():
     (name,) = [c for c in tr if c not in load_dataset("breast_cancer").frame]
     assert tr[name].corr(tr["benign"]) > 0.8 and abs(te[name].corr(te["benign"])) < 0.2
     assert abs(tr[name].std() - te[name].std()) < 0.2 * tr[name].std()
+    assert short.metadata["harm"]["score_drop"] >= 0.02 and short.metadata["valid"]
 
-    # group disparity: the group column is kept aside, named sensitive, B is noisier
-    group = build_case(CaseSpec(("group_disparity",), "fair", "forest", ("degrade_2sd",)))
+    # group disparity: the group column is kept aside, named sensitive, B's most
+    # informative features are garbled (their spread kept), and the gap is measured
+    group = build_case(CaseSpec(("group_disparity",), "breast_cancer", "forest",
+                                ("garbled100",)))
     assert group.served.config["sensitive_features"] == ["demographic_group"]
     test = group.served.test
     assert "demographic_group" in test and "extra_columns" not in group.served.config
-    cols = [c for c in load_dataset("fair").numeric_features
-            if test.groupby("demographic_group")[c].std().pipe(lambda s: s["B"] > 1.8 * s["A"])]
-    assert len(cols) == 3
     assert "demographic_group" not in group.served.raw.feature_names_in_
+    by = test.groupby("demographic_group")
+    linked = [c for c in load_dataset("breast_cancer").numeric_features
+              if abs(by.get_group("A")[c].corr(by.get_group("A")["benign"]))
+              - abs(by.get_group("B")[c].corr(by.get_group("B")["benign"])) > 0.4]
+    assert len(linked) >= 8  # a third of the 30 features, the most informative ones
+    # redundant features: the forest serves B almost as well, and the case is left out
+    assert group.metadata["harm"]["group_gap"] < 0.05 and not group.metadata["valid"]
+    assert "group_gap" in group.metadata["invalid_reason"]
+    hurt = build_case(CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",)))
+    assert hurt.metadata["harm"]["group_gap"] >= 0.05 and hurt.metadata["valid"]
 
     # overconfident slice: the served probabilities are sharper inside the slice only
     sharp = build_case(CaseSpec(("overconfident_slice",), "breast_cancer", "linear",

@@ -18,7 +18,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
-from mlflow_deepfix.bench.corpus.injectors import _label_codes, _pick_rows, _sd, injector
+from mlflow_deepfix.bench.corpus.injectors import _label_codes, _pick_rows, injector
 from mlflow_deepfix.bench.corpus.workflow import Workflow
 
 #: datasets big enough that a quarter / two fifths of the test split (30% of the rows)
@@ -151,29 +151,32 @@ _GROUP_COLUMN = "demographic_group"
 
 @injector(
     "group_disparity",
-    {"degrade_0_5sd": 0.5, "degrade_1sd": 1.0, "degrade_2sd": 2.0},
+    {"garbled50": 0.5, "garbled75": 0.75, "garbled100": 1.0},
     applies=lambda d, f: _enough_rows(d),
     description="a sensitive column (named in sensitive_features, not read by the "
-    "model) whose group B (40% of rows) has its three most informative features "
-    "recorded with noise of k training SDs in both splits: the model serves B worse",
+    "model) whose group B (40% of rows) has a share of its most informative features' "
+    "values (a third of them, at least three) garbled (swapped between B's rows, so their spread is unchanged) "
+    "in both splits: the model serves B worse",
 )
-def _disparity(wf: Workflow, noise_sd: float) -> None:
-    cols = wf.informative(min(3, len(wf.numeric)))
+def _disparity(wf: Workflow, share: float) -> None:
+    # a third of the numeric features (at least three): with many redundant features
+    # (breast cancer, digits) three garbled ones would change nothing
+    cols = wf.informative(min(len(wf.numeric), max(3, len(wf.numeric) // 3)))
     for split in ("train", "test"):
         frame = getattr(wf, split).copy()
         group = np.where(wf.rng.random(len(frame)) < 0.4, "B", "A").astype(object)
-        rows = group == "B"
+        rows = np.flatnonzero(group == "B")
         for col in cols:
-            values = pd.to_numeric(frame[col], errors="coerce").astype(float)
-            values[rows] = values[rows] + wf.rng.normal(0, noise_sd * _sd(wf.train, col),
-                                                        rows.sum())
+            hit = rows[wf.rng.random(rows.size) < share]
+            values = frame[col].to_numpy(copy=True)
+            values[hit] = values[wf.rng.permutation(hit)]
             frame[col] = values
         frame[_GROUP_COLUMN] = group
         setattr(wf, split, frame)
     wf.config["sensitive_features"] = [_GROUP_COLUMN]
     wf.config.setdefault("extra_columns", []).append(_GROUP_COLUMN)
     wf.claimed.add(_GROUP_COLUMN)
-    wf.notes.append(f"group B of {_GROUP_COLUMN!r}: {cols} with noise of {noise_sd} SD")
+    wf.notes.append(f"group B of {_GROUP_COLUMN!r}: {share:.0%} of {cols} garbled")
 
 
 # --------------------------------------------------------------------------- spurious
