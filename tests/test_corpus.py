@@ -163,7 +163,8 @@ def test_behaviour_injectors_plant_what_they_say():
     X = sharp.served.test[list(raw.feature_names_in_)]
     inside = X[raw.column] >= raw.threshold
     served, plain = raw.predict_proba(X).max(axis=1), raw.model.predict_proba(X).max(axis=1)
-    assert (served[inside] >= plain[inside] - 1e-9).all() and served[inside].mean() > 0.97
+    assert (served[inside] >= plain[inside] - 1e-9).all()
+    assert served[inside].mean() > plain[inside].mean() + 0.15
     assert np.allclose(served[~inside], plain[~inside])
     assert (raw.predict(X) == raw.classes_[raw.predict_proba(X).argmax(axis=1)]).all()
 
