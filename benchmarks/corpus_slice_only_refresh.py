@@ -23,7 +23,8 @@ from pathlib import Path
 
 
 def refresh(record: dict) -> dict:
-    from mlflow_deepfix.bench.corpus.cases import CaseSpec, build_case
+    from mlflow_deepfix.bench.corpus.cases import CaseSpec, _workflow
+    from mlflow_deepfix.bench.corpus.workflow import fit_and_serve
     from mlflow_deepfix.bench.corpus.runner import _evaluation_dataset
     from mlflow_deepfix.config import parse_config
     from mlflow_deepfix.inputs import build_inputs
@@ -35,7 +36,9 @@ def refresh(record: dict) -> dict:
     if not artifact or artifact.get("spurious") is None:
         return record
     spec = CaseSpec.from_id(record["case_id"])
-    served = build_case(spec).served
+    # the served model and frames only (build_case also refits the workflow without
+    # its bug to measure harm: not needed here, and the most expensive part)
+    served = fit_and_serve(_workflow(spec, with_bugs=True))
     config = parse_config({"seed": spec.seed, "sample_size": 1000, "kb": False,
                            "cache": False, "train_data": served.train, **served.config})
     inputs = build_inputs(model=served.model,

@@ -255,16 +255,36 @@ def _slice_only(predict, tr: pd.DataFrame, te: pd.DataFrame, *, target: str, tas
         return []
     tests = len(slices) * len(features)
     z = float(NormalDist().inv_cdf(1 - 0.025 / tests))
+    # each feature and the label encoded once; slices only index the arrays
+    y_all = tr[target]
+    kind = "nmi" if task == "multiclass_classification" else (
+        "spearman" if task == "regression" else "somers")
+    if kind == "nmi":
+        y_coded = _codes(y_all).astype(float)
+    elif kind == "spearman":
+        y_coded = pd.to_numeric(y_all, errors="coerce").to_numpy(dtype=float)
+    else:
+        y_coded = (y_all.astype(str).to_numpy() == str(positive)).astype(float)
+    encoded = {}
+    for name in features:
+        x = pd.to_numeric(tr[name], errors="coerce").to_numpy(dtype=float)
+        keep = np.isfinite(x) & np.isfinite(y_coded)
+        if kind == "nmi":
+            x = np.where(keep, x, 0.0)
+            x = pd.factorize(x, sort=True)[0]
+        encoded[name] = (x, keep)
+    y_int = y_coded.astype(int) if kind == "nmi" else y_coded
+    as_text = {column: tr[column].astype(str).to_numpy() for column, _ in slices}
     candidates = []
     for i, (column, value) in enumerate(slices):
-        inside = tr[column].astype(str).to_numpy() == value
+        inside_all = as_text[column] == value
         for k, name in enumerate(features):
             if name == column:
                 continue
-            xi, yi, kind = encode(tr.loc[inside, name], tr.loc[inside, target],
-                                  categorical=False, task=task, positive=positive)
-            xo, yo, _ = encode(tr.loc[~inside, name], tr.loc[~inside, target],
-                               categorical=False, task=task, positive=positive)
+            x, keep = encoded[name]
+            inside, outside = inside_all & keep, ~inside_all & keep
+            xi, yi = x[inside], y_int[inside]
+            xo, yo = x[outside], y_int[outside]
             if xi.size < MIN_SLICE_ROWS or xo.size < MIN_SLICE_ROWS:
                 continue
             a_in, a_out = association_of(xi, yi, kind), association_of(xo, yo, kind)
@@ -279,7 +299,7 @@ def _slice_only(predict, tr: pd.DataFrame, te: pd.DataFrame, *, target: str, tas
                              - abs(association_of(xo[b], yo[b], kind)))
             low = (abs(a_in) - abs(a_out)) - z * float(np.std(diffs, ddof=1))
             if low >= MIN_DIFFERENCE:
-                candidates.append((column, value, name, a_in, a_out, low, int(inside.sum())))
+                candidates.append((column, value, name, a_in, a_out, low, int(inside_all.sum())))
     if not candidates:
         return []
     # the model's reliance on each candidate, inside and outside the slice (evaluation)
