@@ -99,6 +99,16 @@ def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
     assert "colour" in first.not_perturbed and "meaning" in first.not_perturbed["colour"]
 
 
+def test_continuous_outputs_of_a_classifier_are_not_counted_as_flips():
+    frame = _code_frame(0, n=600)
+    regressor = LinearRegression().fit(frame[["code", "smooth"]], frame["label"])
+    summary = measure_robustness(_predict(regressor, ["code", "smooth"]), frame,
+                                 target="label", task="binary_classification",
+                                 feature_names=["code", "smooth"], cat_features=[], seed=0)
+    assert summary.flip_rate == 0.0 and not summary.features
+    assert "not class labels" in summary.not_perturbed["(all inputs)"]
+
+
 def test_text_perturbations_expose_a_case_sensitive_vocabulary():
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.pipeline import make_pipeline
