@@ -365,5 +365,6 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     from mlflow_deepfix.bench.corpus import select_cases
 
     subset = select_cases()
-    assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES)
+    assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES) | set(
+        BEHAVIOUR)
     assert any(s.kind == "clean" for s in subset) and len(subset) < len(generate_cases())
