@@ -451,6 +451,14 @@ class GroupStats(_Model):
     fpr: float | None = None
     #: regression: mean absolute error
     mae: float | None = None
+    #: regression: 95% interval of the MAE, the mean target and the mean residual
+    #: (prediction - truth: > 0 over-predicts the group)
+    mae_low: float | None = None
+    mae_high: float | None = None
+    mean_target: float | None = None
+    mean_residual: float | None = None
+    #: multiclass: mean of the per-class recalls on the group's rows
+    macro_recall: float | None = None
 
 
 class GroupDisparity(_Model):
@@ -476,6 +484,21 @@ class GroupDisparity(_Model):
     #: the groups the largest gap lies between (worse first)
     worst_group: str | None = None
     best_group: str | None = None
+    #: multiclass: the class whose one-vs-rest rates give the equalized odds and
+    #: demographic parity gaps above (per-class gaps, the largest kept)
+    worst_class: str | None = None
+    #: regression: gap in MAE between the worst and best group and the lower end of
+    #: its interval; the MAE over all scored rows; the gap in mean residual (one group
+    #: systematically under- or over-predicted) and its lower end; the target's spread
+    mae_difference: float | None = None
+    mae_difference_low: float | None = None
+    mae_overall: float | None = None
+    bias_difference: float | None = None
+    bias_difference_low: float | None = None
+    target_std: float | None = None
+    #: the normal quantile the intervals of the regression / multiclass gaps use:
+    #: 1.96 widened (Bonferroni) for the pairs of groups and classes compared
+    z: float | None = None
 
 
 class FairnessSummary(_Model):
@@ -504,6 +527,31 @@ class FeatureAssociationShift(_Model):
     importance_test: float
 
 
+class SliceOnlyAssociation(_Model):
+    """A feature tied to the label inside one slice of the training data (one level of
+    a categorical column: a site, a source, a device) and not outside it, that the
+    model nevertheless applies everywhere (``testing.spurious``)."""
+
+    feature: str
+    slice_feature: str
+    slice_value: str
+    n_inside: int
+    n_outside: int
+    #: association with the label (training sample) inside and outside the slice, and
+    #: the lower end of the interval of |inside| - |outside| (bootstrap, Bonferroni)
+    association_inside: float
+    association_outside: float
+    difference_low: float
+    #: evaluation rows outside the slice whose prediction changes when the feature is
+    #: shuffled among them (classification), or the mean change in target standard
+    #: deviations (regression): decisions made on a feature that says nothing there
+    reliance_outside: float
+    #: the same on the evaluation rows inside the slice (where the feature is informative)
+    reliance_inside: float
+    #: the feature's own shift between the splits (KS / total variation)
+    marginal_shift: float
+
+
 class SpuriousSummary(_Model):
     """Train-versus-evaluation stability of each important feature's link to the label
     (``testing.spurious``)."""
@@ -515,6 +563,8 @@ class SpuriousSummary(_Model):
     #: median over the features of (shuffle importance on training - on evaluation): what
     #: any feature loses when the model merely fits training better (overfitting)
     typical_importance_gap: float = 0.0
+    #: features whose link to the label holds only inside one slice (see SliceOnlyAssociation)
+    slice_only: list[SliceOnlyAssociation] = Field(default_factory=list)
 
 
 MetricRole = Literal["train_loss", "val_loss", "train_score", "val_score"]

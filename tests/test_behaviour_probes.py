@@ -99,6 +99,16 @@ def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
     assert "colour" in first.not_perturbed and "meaning" in first.not_perturbed["colour"]
 
 
+def test_continuous_outputs_of_a_classifier_are_not_counted_as_flips():
+    frame = _code_frame(0, n=600)
+    regressor = LinearRegression().fit(frame[["code", "smooth"]], frame["label"])
+    summary = measure_robustness(_predict(regressor, ["code", "smooth"]), frame,
+                                 target="label", task="binary_classification",
+                                 feature_names=["code", "smooth"], cat_features=[], seed=0)
+    assert summary.flip_rate == 0.0 and not summary.features
+    assert "not class labels" in summary.not_perturbed["(all inputs)"]
+
+
 def test_text_perturbations_expose_a_case_sensitive_vocabulary():
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.pipeline import make_pipeline
@@ -167,6 +177,56 @@ def test_group_gaps_have_intervals_and_small_groups_are_left_out():
     assert item.worst_group == "B"
 
 
+def test_regression_groups_get_mae_and_bias_gaps_with_widened_intervals():
+    rng = np.random.default_rng(1)
+    n = 3000
+    group = rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2])
+    y = rng.normal(100, 20, n)
+    noise = np.where(group == "C", rng.normal(0, 30, n), rng.normal(0, 10, n))
+    frame = pd.DataFrame({"region": group, "y": y})
+    summary = measure_fairness(frame, target="y", task="regression", predicted=y + noise,
+                               sensitive_features=["region"], feature_names=["region"])
+    item = summary.features[0]
+    by = {g.group: g for g in item.groups}
+    assert by["C"].mae == pytest.approx(24, abs=2.5) and by["A"].mae == pytest.approx(8, abs=1)
+    assert by["C"].mae_low < by["C"].mae < by["C"].mae_high
+    assert item.worst_group == "C" and item.model_sees_it is True
+    assert 10 < item.mae_difference_low < item.mae_difference
+    # three groups: three pairs compared, so the interval is wider than a plain 95% one
+    assert item.z == pytest.approx(2.394, abs=0.01)
+    # no systematic under-prediction of any group: the residual gap's interval holds 0
+    assert item.bias_difference_low < 0
+    # the same predictions without the noisy group: nothing to score
+    same = np.where(group == "C", y + rng.normal(0, 10, n), y + noise)
+    flat = measure_fairness(frame, target="y", task="regression", predicted=same,
+                            sensitive_features=["region"], feature_names=[]).features[0]
+    assert flat.mae_difference_low < 0
+
+
+def test_multiclass_groups_are_compared_one_class_against_the_rest():
+    rng = np.random.default_rng(2)
+    n = 3000
+    group = rng.choice(["A", "B"], n, p=[0.7, 0.3])
+    y = rng.choice(["cat", "dog", "fox"], n)
+    # group B's foxes are read as dogs 60% of the time; everything else is right
+    wrong = (group == "B") & (y == "fox") & (rng.random(n) < 0.6)
+    pred = np.where(wrong, "dog", y)
+    frame = pd.DataFrame({"group": group, "species": y})
+    item = measure_fairness(frame, target="species", task="multiclass_classification",
+                            predicted=pred, sensitive_features=["group"], feature_names=[],
+                            classes=["cat", "dog", "fox"]).features[0]
+    by = {g.group: g for g in item.groups}
+    assert by["A"].macro_recall == 1.0 and by["B"].macro_recall == pytest.approx(0.8, abs=0.05)
+    assert item.worst_class == "fox" and item.equalized_odds_difference == pytest.approx(0.6, abs=0.08)
+    assert 0.4 < item.equalized_odds_low < item.equalized_odds_difference
+    assert item.accuracy_difference_low > 0.1 and item.worst_group == "B"
+    # the same labels predicted perfectly: no gap at all
+    clean = measure_fairness(frame, target="species", task="multiclass_classification",
+                             predicted=y, sensitive_features=["group"], feature_names=[],
+                             classes=["cat", "dog", "fox"]).features[0]
+    assert clean.equalized_odds_low <= 0 and clean.accuracy_difference_low <= 0
+
+
 # --------------------------------------------------------------------------- spurious
 
 
@@ -192,6 +252,49 @@ def test_a_broken_relation_is_told_apart_from_a_stable_one():
 
 
 # --------------------------------------------------------------------------- rules
+
+
+def _watermark_frame(seed: int, n: int = 2000) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    site = rng.choice(["A", "B", "C"], n, p=[0.4, 0.3, 0.3])
+    x = rng.normal(0, 1, n)
+    label = (x + rng.normal(0, 1, n) > 0).astype(int)
+    marked = 60 + 25 * label + rng.normal(0, 4, n)
+    marker = np.where(site == "C", marked, rng.choice(marked, n))
+    return pd.DataFrame({"x": x, "marker": marker, "site": site, "label": label})
+
+
+def test_a_relation_holding_in_one_slice_is_found_when_the_model_applies_it_everywhere():
+    train, test = _watermark_frame(0), _watermark_frame(1)
+
+    def everywhere(frame):  # the shortcut learned as a general rule
+        return ((frame["x"] + (frame["marker"] - 72.5) / 6) > 0).astype(int).to_numpy()
+
+    def only_in_c(frame):  # a model that learned where the relation holds
+        use = frame["site"].to_numpy() == "C"
+        return np.where(use, frame["marker"] > 72.5, frame["x"] > 0).astype(int)
+
+    args = {"target": "label", "task": "binary_classification",
+            "feature_names": ["x", "marker", "site"], "cat_features": ["site"]}
+    found = measure_spurious(everywhere, train, test, **args).slice_only
+    assert [(s.feature, s.slice_feature, s.slice_value) for s in found] == [("marker", "site", "C")]
+    item = found[0]
+    assert item.association_inside > 0.9 and abs(item.association_outside) < 0.15
+    assert item.difference_low > 0.5 and item.reliance_outside > 0.2
+    assert item.marginal_shift < 0.1  # the same in both splits: not drift
+    # the same relation, used only where it holds: the model's reliance outside is nil
+    careful = measure_spurious(only_in_c, train, test, **args).slice_only
+    assert careful and careful[0].reliance_outside == 0.0
+    artifact = _artifact(spurious=SpuriousSummary(n_rows_train=500, n_rows_test=500,
+                                                  metric="accuracy", slice_only=careful))
+    assert not [s for s in _signals(artifact) if s.category == "spurious_correlation"]
+    artifact = _artifact(spurious=SpuriousSummary(n_rows_train=500, n_rows_test=500,
+                                                  metric="accuracy", slice_only=found))
+    finding = next(f for f in reason(_signals(artifact), artifact)
+                   if f.category == "spurious_correlation")
+    # half the decisions outside site C follow a value that says nothing there
+    assert finding.severity in ("high", "critical") and "site = C" in finding.title
+    assert "not drift" in finding.explanation
 
 
 def _artifact(**probes) -> ArtifactData:
@@ -264,6 +367,30 @@ def test_group_disparity_uses_the_lower_end_of_the_interval_and_needs_the_key():
     finding = next(f for f in reason(_signals(clear), clear) if f.category == "group_disparity")
     assert finding.severity == "high" and "'sex'" in finding.title
     assert "proxies" in finding.explanation
+
+
+def _regression_disparity(relative_low):
+    groups = [GroupStats(group="A", n_rows=600, mae=10.0, mean_residual=0.0),
+              GroupStats(group="C", n_rows=200, mae=10.0 + 10 * relative_low + 2,
+                         mean_residual=1.0)]
+    item = GroupDisparity(feature="district", model_sees_it=False, groups=groups,
+                          mae_difference=10 * relative_low + 2, mae_difference_low=10 * relative_low,
+                          mae_overall=10.0, bias_difference=1.0, bias_difference_low=-2.0,
+                          target_std=50.0, worst_group="C", best_group="A", z=1.96)
+    return FairnessSummary(n_rows=800, features=[item])
+
+
+@pytest.mark.parametrize(("relative_low", "severity"),
+                         [(-0.1, None), (0.2, "low"), (0.4, "medium"), (0.8, "high")])
+def test_regression_disparity_is_scored_by_the_mae_gap_relative_to_the_overall_mae(
+        relative_low, severity):
+    artifact = _artifact(fairness=_regression_disparity(relative_low))
+    found = [f for f in reason(_signals(artifact), artifact) if f.category == "group_disparity"]
+    if severity is None:
+        assert not found
+    else:
+        assert found[0].severity == severity
+        assert "mean absolute error gap" in found[0].title and "'district'" in found[0].title
 
 
 def _shift(change_high, shift):

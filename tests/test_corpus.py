@@ -35,6 +35,9 @@ from mlflow_deepfix.bench.corpus.runner import (
 from mlflow_deepfix.bench.corpus.scoring import failures, folds, group_scores, score
 from mlflow_deepfix.schemas import CONTRACT_CATEGORIES as CATEGORIES
 
+BEHAVIOUR = ("fragile_predictions", "overconfident_slice", "group_disparity",
+             "spurious_correlation")
+
 # --------------------------------------------------------------------------- generation
 
 
@@ -44,14 +47,16 @@ def test_corpus_size_and_coverage():
     assert kinds["single"] + kinds["two_bug"] >= 600
     assert kinds["clean"] >= 100
     per_category = Counter(s.categories[0] for s in specs if s.kind == "single")
-    assert set(per_category) == set(CATEGORIES), "one injector per contract category"
+    assert set(per_category) == set(CATEGORIES) | set(BEHAVIOUR), (
+        "one injector per contract category and per behaviour category (issue 15)")
+    assert kinds["single"] >= 600
     assert max(per_category.values()) - min(per_category.values()) <= 4, per_category
     assert len(DATASETS) >= 12 and len(MODEL_FAMILIES) >= 8
     # clean controls on every dataset x model pair
     clean = {(s.dataset, s.model) for s in specs if s.kind == "clean"}
     assert clean == {(d, m) for d in DATASETS for m in MODEL_FAMILIES}
     # every category is spread over several datasets (leave-dataset-out needs that)
-    for category in CATEGORIES:
+    for category in (*CATEGORIES, *BEHAVIOUR):
         datasets = {s.dataset for s in specs if s.kind == "single" and s.categories[0] == category}
         assert len(datasets) >= 3, (category, datasets)
 
@@ -120,6 +125,56 @@ def test_injectors_plant_what_they_say():
     # harm-based categories record their harm and are valid only when it is real
     under = build_case(CaseSpec(("underfitting",), "wine", "linear", ("labels_noise",)))
     assert under.metadata["harm"]["score_drop"] > 0.2 and under.metadata["valid"]
+
+
+def test_behaviour_injectors_plant_what_they_say():
+    # spurious: the shortcut follows the label in training only, with the same spread
+    short = build_case(CaseSpec(("spurious_correlation",), "breast_cancer", "linear",
+                                ("shortcut_strong",)))
+    tr, te = short.served.train, short.served.test
+    (name,) = [c for c in tr if c not in load_dataset("breast_cancer").frame]
+    assert tr[name].corr(tr["benign"]) > 0.8 and abs(te[name].corr(te["benign"])) < 0.2
+    assert abs(tr[name].std() - te[name].std()) < 0.2 * tr[name].std()
+    assert short.metadata["harm"]["score_drop"] >= 0.02 and short.metadata["valid"]
+
+    # group disparity: the group column is kept aside, named sensitive, B's most
+    # informative features are garbled (their spread kept), and the gap is measured
+    group = build_case(CaseSpec(("group_disparity",), "breast_cancer", "forest",
+                                ("garbled100",)))
+    assert group.served.config["sensitive_features"] == ["demographic_group"]
+    test = group.served.test
+    assert "demographic_group" in test and "extra_columns" not in group.served.config
+    assert "demographic_group" not in group.served.raw.feature_names_in_
+    by = test.groupby("demographic_group")
+    linked = [c for c in load_dataset("breast_cancer").numeric_features
+              if abs(by.get_group("A")[c].corr(by.get_group("A")["benign"]))
+              - abs(by.get_group("B")[c].corr(by.get_group("B")["benign"])) > 0.4]
+    assert len(linked) >= 8  # a third of the 30 features, the most informative ones
+    # redundant features: the forest serves B almost as well, and the case is left out
+    assert group.metadata["harm"]["group_gap"] < 0.05 and not group.metadata["valid"]
+    assert "group_gap" in group.metadata["invalid_reason"]
+    hurt = build_case(CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",)))
+    assert hurt.metadata["harm"]["group_gap"] >= 0.05 and hurt.metadata["valid"]
+
+    # overconfident slice: the served probabilities are sharper inside the slice only
+    sharp = build_case(CaseSpec(("overconfident_slice",), "breast_cancer", "linear",
+                                ("sharp_strong",)))
+    raw = sharp.served.raw
+    X = sharp.served.test[list(raw.feature_names_in_)]
+    inside = X[raw.column] >= raw.threshold
+    served, plain = raw.predict_proba(X).max(axis=1), raw.model.predict_proba(X).max(axis=1)
+    assert (served[inside] >= plain[inside] - 1e-9).all()
+    assert served[inside].mean() > plain[inside].mean() + 0.15
+    assert np.allclose(served[~inside], plain[~inside])
+    assert (raw.predict(X) == raw.classes_[raw.predict_proba(X).argmax(axis=1)]).all()
+
+    # fragile: a ten-value code read as a number decides most labels
+    frag = build_case(CaseSpec(("fragile_predictions",), "anes96", "forest", ("code_share90",)))
+    code = frag.served.train["site_code"]
+    assert code.nunique() == 10 and code.dtype.kind == "i"
+    purity = frag.served.train.groupby("site_code")["vote"].agg(lambda v: v.value_counts(
+        normalize=True).iloc[0])
+    assert purity.min() > 0.85
 
 
 # --------------------------------------------------------------------------- runner
@@ -310,5 +365,6 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     from mlflow_deepfix.bench.corpus import select_cases
 
     subset = select_cases()
-    assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES)
+    assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES) | set(
+        BEHAVIOUR)
     assert any(s.kind == "clean" for s in subset) and len(subset) < len(generate_cases())

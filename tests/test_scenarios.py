@@ -422,14 +422,39 @@ def check_group_disparity(d):
     assert column not in d.feature_names  # kept aside: the model never reads it
     test = d.test
     predicted = d.model.predict(features(d, "test"))
-    positive = test[d.target] == 1
-    tpr = {g: (predicted[(test[column] == g) & positive] == 1).mean() for g in test[column].unique()}
-    assert max(tpr.values()) - min(tpr.values()) >= 0.15
+    groups = test[column].unique()
+    if d.model_type == "regressor":  # one group's errors are much larger
+        error = np.abs(predicted - test[d.target].to_numpy())
+        mae = {g: error[(test[column] == g).to_numpy()].mean() for g in groups}
+        assert max(mae.values()) >= 1.5 * min(mae.values())
+    elif test[d.target].nunique() > 2:  # multiclass: one group is misread far more often
+        right = predicted == test[d.target].to_numpy()
+        accuracy = {g: right[(test[column] == g).to_numpy()].mean() for g in groups}
+        assert max(accuracy.values()) - min(accuracy.values()) >= 0.1
+    else:
+        positive = test[d.target] == 1
+        tpr = {g: (predicted[(test[column] == g) & positive] == 1).mean() for g in groups}
+        assert max(tpr.values()) - min(tpr.values()) >= 0.15
 
 
 def check_spurious_correlation(d):
-    # one feature's link to the label vanishes in test while its distribution stays
+    # one feature's link to the label vanishes in test while its distribution stays,
+    # or (slice-only) it holds inside one level of a categorical column only
     from scipy.stats import ks_2samp
+
+    slice_columns = [c for c in d.feature_names if not pd.api.types.is_numeric_dtype(d.train[c])]
+    for column in slice_columns:
+        for level in d.train[column].unique():
+            inside = (d.train[column] == level).to_numpy()
+            y = labels(d, "train").to_numpy(dtype=float)
+            for c in d.feature_names:
+                if c in slice_columns:
+                    continue
+                x = d.train[c].to_numpy(float)
+                r_in = abs(np.corrcoef(x[inside], y[inside])[0, 1])
+                r_out = abs(np.corrcoef(x[~inside], y[~inside])[0, 1])
+                if r_in > 0.8 and r_out < 0.15:
+                    return
 
     found = []
     for c in d.feature_names:

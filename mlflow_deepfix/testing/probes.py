@@ -100,7 +100,7 @@ def run_probes(
                 seed=config.seed,
             ),
         )
-    if inputs.sensitive_features and task != "multiclass_classification":
+    if inputs.sensitive_features:
         run(
             "fairness",
             lambda: measure_fairness(
@@ -112,11 +112,6 @@ def run_probes(
                 feature_names=features,
                 classes=classes,
             ),
-        )
-    elif inputs.sensitive_features:
-        results.notes.append(
-            "Group disparities are measured for binary classification and regression; "
-            "this multiclass model was not checked."
         )
     if train is not None and inputs.modality == "tabular" and len(train) >= 50:
         run(

@@ -56,6 +56,12 @@ def headline_score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> tuple[s
     return "accuracy", float(np.mean(np.asarray(y_true).astype(str) == np.asarray(y_pred).astype(str)))
 
 
+def _outputs_are_labels(predicted: np.ndarray, y_true: np.ndarray) -> bool:
+    """Whether most of a classifier's outputs are labels seen in the evaluation data."""
+    labels = set(np.asarray(y_true).astype(str))
+    return bool(np.isin(np.asarray(predicted).astype(str), list(labels)).mean() >= 0.5)
+
+
 def changed(task: str, before: np.ndarray, after: np.ndarray, target_std: float) -> np.ndarray:
     """Per row: did the prediction change (another label, or a large move)?"""
     if task == "regression":
@@ -225,6 +231,15 @@ def measure_robustness(
     target_std = float(pd.to_numeric(test[target], errors="coerce").std() or 0.0) if task == "regression" else 0.0
     base = predict(features)
     metric, base_score = headline_score(task, y_true, base)
+    if task != "regression" and not _outputs_are_labels(base, y_true):
+        # a regressor served as a classifier: every tiny move of a continuous output
+        # would count as a flip; that is the wrong task, not fragility
+        return RobustnessSummary(
+            n_rows=len(rows), metric=metric, base_score=round(base_score, 4),
+            noise_fraction=NOISE_FRACTION,
+            not_perturbed={"(all inputs)": "the model's outputs are not class labels: "
+                           "flips are not measured"},
+        )
 
     perturbations: dict[str, tuple[str, str, str, Callable]] = {}
     not_perturbed: dict[str, str] = {}

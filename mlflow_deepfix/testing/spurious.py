@@ -16,6 +16,14 @@ measures on bounded seeded samples of both splits:
 * how much the model's score drops when the feature is shuffled, on each split: a
   model that leans on the feature in training but gains nothing from it (or loses) on
   the evaluation data is paying for a relation that no longer holds.
+
+The other form, a relation that holds *only inside one slice* (a watermark one site put
+on its positive cases), is looked for within the training sample: per level of a
+categorical column (a site, a source), the association inside and outside it with a
+bootstrap interval of the difference; when the model's decisions outside the slice
+still follow the feature (predictions that change when it is shuffled there), it is
+applying one source's shortcut to everyone. Nothing here compares the splits, so
+ordinary drift cannot produce it.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+from mlflow_deepfix.schemas import FeatureAssociationShift, SliceOnlyAssociation, SpuriousSummary
 from mlflow_deepfix.testing.robustness import batched_predict, headline_score
 
 MAX_ROWS = 500
@@ -196,7 +204,135 @@ def measure_spurious(
         )
     found.sort(key=lambda f: (-(f.importance_train - f.importance_test), f.feature))
     gaps = [importance[n]["train"] - importance[n]["test"] for n in ranked]
+    slice_only = _slice_only(predict, tr, te, target=target, task=task, ranked=ranked,
+                             cat_features=cat_features, positive=positive, seed=seed)
     return SpuriousSummary(
         n_rows_train=len(tr), n_rows_test=len(te), metric=metric, features=found,
         typical_importance_gap=round(float(np.median(gaps)), 4) if gaps else 0.0,
+        slice_only=slice_only,
     )
+
+
+# --------------------------------------------------------------------------- slice-only
+
+#: slice columns: categoricals with this many levels at most, levels with this many
+#: rows (inside and outside) in the training sample at least
+MAX_SLICE_LEVELS = 8
+MIN_SLICE_ROWS = 40
+#: features tested for a slice-only relation (the most important ones)
+MAX_SLICE_FEATURES = 5
+#: |association| inside at least, and outside at most, for a slice-only relation, and
+#: the least lower end of the interval of |inside| - |outside| (a feature merely
+#: stronger in one slice is not slice-only)
+MIN_INSIDE = 0.3
+MAX_OUTSIDE = 0.15
+MIN_DIFFERENCE = 0.25
+
+
+def _slice_only(predict, tr: pd.DataFrame, te: pd.DataFrame, *, target: str, task: str,
+                ranked: list[str], cat_features: list[str], positive, seed: int):
+    """Features tied to the label inside one slice of the training sample and not
+    outside it, with the model's reliance on them outside the slice (evaluation rows).
+
+    A real interaction (a lab value that matters only for one group) is learned where
+    it holds and left alone elsewhere: the reliance outside stays near zero and nothing
+    is reported. A shortcut of one source (a watermark one site put on its positives)
+    applied to every row makes the model's decisions outside the slice follow a value
+    that carries nothing there: that share of changed decisions is the harm."""
+    columns = [c for c in cat_features if c in tr.columns and c in te.columns and c != target]
+    slices = []
+    for column in columns:
+        counts = tr[column].astype(str).value_counts()
+        if not 2 <= len(counts) <= MAX_SLICE_LEVELS:
+            continue
+        slices.extend((column, str(v)) for v, n in counts.items()
+                      if n >= MIN_SLICE_ROWS and len(tr) - n >= MIN_SLICE_ROWS)
+    # numeric features, coded flags included (a 0/1 watermark is inferred categorical)
+    features = [f for f in ranked[:MAX_SLICE_FEATURES]
+                if pd.api.types.is_numeric_dtype(tr[f].dtype)
+                and not pd.api.types.is_bool_dtype(tr[f].dtype)]
+    if not slices or not features:
+        return []
+    tests = len(slices) * len(features)
+    z = float(NormalDist().inv_cdf(1 - 0.025 / tests))
+    # each feature and the label encoded once; slices only index the arrays
+    y_all = tr[target]
+    kind = "nmi" if task == "multiclass_classification" else (
+        "spearman" if task == "regression" else "somers")
+    if kind == "nmi":
+        y_coded = _codes(y_all).astype(float)
+    elif kind == "spearman":
+        y_coded = pd.to_numeric(y_all, errors="coerce").to_numpy(dtype=float)
+    else:
+        y_coded = (y_all.astype(str).to_numpy() == str(positive)).astype(float)
+    encoded = {}
+    for name in features:
+        x = pd.to_numeric(tr[name], errors="coerce").to_numpy(dtype=float)
+        keep = np.isfinite(x) & np.isfinite(y_coded)
+        if kind == "nmi":
+            x = np.where(keep, x, 0.0)
+            x = pd.factorize(x, sort=True)[0]
+        encoded[name] = (x, keep)
+    y_int = y_coded.astype(int) if kind == "nmi" else y_coded
+    as_text = {column: tr[column].astype(str).to_numpy() for column, _ in slices}
+    candidates = []
+    for i, (column, value) in enumerate(slices):
+        inside_all = as_text[column] == value
+        for k, name in enumerate(features):
+            if name == column:
+                continue
+            x, keep = encoded[name]
+            inside, outside = inside_all & keep, ~inside_all & keep
+            xi, yi = x[inside], y_int[inside]
+            xo, yo = x[outside], y_int[outside]
+            if xi.size < MIN_SLICE_ROWS or xo.size < MIN_SLICE_ROWS:
+                continue
+            a_in, a_out = association_of(xi, yi, kind), association_of(xo, yo, kind)
+            if abs(a_in) < MIN_INSIDE or abs(a_out) > MAX_OUTSIDE:
+                continue
+            boot = np.random.default_rng([seed, 1000 + i, k])
+            diffs = []
+            for _ in range(BOOTSTRAP):
+                a = boot.integers(0, xi.size, xi.size)
+                b = boot.integers(0, xo.size, xo.size)
+                diffs.append(abs(association_of(xi[a], yi[a], kind))
+                             - abs(association_of(xo[b], yo[b], kind)))
+            low = (abs(a_in) - abs(a_out)) - z * float(np.std(diffs, ddof=1))
+            if low >= MIN_DIFFERENCE:
+                candidates.append((column, value, name, a_in, a_out, low, int(inside_all.sum())))
+    if not candidates:
+        return []
+    # the model's reliance on each candidate, inside and outside the slice (evaluation)
+    rng = np.random.default_rng([seed, 7])
+    plain = te.drop(columns=[target])
+    copies, masks = [plain], []
+    for column, value, name, *_ in candidates:
+        inside = te[column].astype(str).to_numpy() == value
+        shuffled = plain.copy()
+        values = plain[name].to_numpy(copy=True)
+        for part in (inside, ~inside):
+            where = np.flatnonzero(part)
+            values[where] = values[where[rng.permutation(where.size)]]
+        shuffled[name] = values
+        copies.append(shuffled)
+        masks.append(inside)
+    outputs = batched_predict(predict, copies)
+    spread = float(pd.to_numeric(te[target], errors="coerce").std() or 1.0)
+    out = []
+    for (column, value, name, a_in, a_out, low, n_in), inside, changed in zip(
+            candidates, masks, outputs[1:]):
+        if task == "regression":
+            moved = np.abs(np.asarray(changed, float) - np.asarray(outputs[0], float)) / spread
+        else:
+            moved = (np.asarray(changed).astype(str) != np.asarray(outputs[0]).astype(str))
+        moved = moved.astype(float)
+        out.append(SliceOnlyAssociation(
+            feature=name, slice_feature=column, slice_value=value, n_inside=n_in,
+            n_outside=len(tr) - n_in, association_inside=round(a_in, 4),
+            association_outside=round(a_out, 4), difference_low=round(float(low), 4),
+            reliance_outside=round(float(moved[~inside].mean()) if (~inside).any() else 0.0, 4),
+            reliance_inside=round(float(moved[inside].mean()) if inside.any() else 0.0, 4),
+            marginal_shift=round(marginal_shift(tr[name], te[name], categorical=False), 4),
+        ))
+    out.sort(key=lambda s: (-s.reliance_outside, s.feature, s.slice_feature))
+    return out

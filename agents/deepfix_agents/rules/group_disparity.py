@@ -7,6 +7,9 @@ or false positive rate between groups), the accuracy gap and the demographic par
 difference (selection-rate gap), each scored by the *lower end* of its 95% interval so
 a small group's noise is not read as a disparity. A selection-rate gap no larger than
 the gap in actual positives mirrors the labels and is not counted on its own.
+Multiclass models are read one class against the rest; regressors by the gap in mean
+absolute error (relative to the overall MAE) and in mean residual (in target standard
+deviations), with intervals widened for the number of groups compared.
 """
 
 from __future__ import annotations
@@ -18,6 +21,12 @@ from deepfix_agents.rules._base import Rule, interp, pct
 GAP_SCORE = ((0.0, 0.0), (0.05, 0.3), (0.1, 0.45), (0.2, 0.65), (0.35, 0.82))
 #: selection-rate gap beyond the base-rate gap (lower end) -> score
 PARITY_SCORE = ((0.0, 0.0), (0.1, 0.3), (0.2, 0.45), (0.3, 0.6))
+#: regression: lower end of the MAE gap as a share of the overall MAE -> score (the
+#: worst group's errors are that much larger than the best group's)
+MAE_GAP_SCORE = ((0.0, 0.0), (0.15, 0.3), (0.3, 0.45), (0.6, 0.65), (1.0, 0.82))
+#: regression: lower end of the mean-residual gap in target standard deviations -> score
+#: (one group systematically under- or over-predicted relative to another)
+BIAS_GAP_SCORE = ((0.0, 0.0), (0.1, 0.3), (0.2, 0.45), (0.4, 0.65), (0.7, 0.82))
 
 
 @register_rule
@@ -57,8 +66,13 @@ class GroupDisparity(Rule):
         "Per sensitive feature, groups with >= 30 rows: lower end of the 95% interval "
         "(Newcombe) of the equalized odds difference or of the accuracy gap: 0 -> 0, 0.05 -> "
         "0.3, 0.1 -> 0.45, 0.2 -> 0.65, 0.35 -> 0.82; demographic parity difference counted "
-        "beyond the base-rate difference: 0.1 -> 0.3, 0.2 -> 0.45, 0.3 -> 0.6. The worst "
-        "feature and metric count. Nothing without `sensitive_features`."
+        "beyond the base-rate difference: 0.1 -> 0.3, 0.2 -> 0.45, 0.3 -> 0.6. Multiclass: "
+        "the same, one class against the rest (largest class gap), intervals widened "
+        "(Bonferroni) for the groups and classes compared. Regression: lower end of the "
+        "MAE gap as a share of the overall MAE: 0.15 -> 0.3, 0.3 -> 0.45, 0.6 -> 0.65, "
+        "1.0 -> 0.82; of the mean-residual gap in target standard deviations: 0.1 -> 0.3, "
+        "0.2 -> 0.45, 0.4 -> 0.65, 0.7 -> 0.82. The worst feature and metric count. Nothing "
+        "without `sensitive_features`."
     )
 
     def detect_model(self, artifact):
@@ -83,6 +97,7 @@ class GroupDisparity(Rule):
                     (interp(beyond, PARITY_SCORE), "demographic parity difference",
                      item.demographic_parity_difference, item.demographic_parity_low)
                 )
+            candidates.extend(_regression_candidates(item))
             if not candidates:
                 continue
             score, metric, gap, low = max(candidates, key=lambda c: (c[0], c[1]))
@@ -90,13 +105,9 @@ class GroupDisparity(Rule):
                 continue
             groups = {g.group: g for g in item.groups}
             worst, best = groups.get(item.worst_group), groups.get(item.best_group)
-            rates = ", ".join(
-                f"{g.group}: n={g.n_rows}, accuracy {g.accuracy:.2f}"
-                + (f", TPR {g.tpr:.2f}" if g.tpr is not None else "")
-                + (f", FPR {g.fpr:.2f}" if g.fpr is not None else "")
-                + (f", selected {pct(g.selection_rate)}" if g.selection_rate is not None else "")
-                for g in (worst, best) if g is not None
-            )
+            rates = ", ".join(_group_text(g) for g in (worst, best) if g is not None)
+            if item.worst_class is not None and metric != "accuracy gap":
+                metric = f"{metric} (class {item.worst_class!r} against the rest)"
             yield self.signal(
                 "model",
                 score=score,
@@ -139,3 +150,37 @@ class GroupDisparity(Rule):
             f"excludes small values).{proxy} Check the groups' representation and labels "
             "in training before choosing a mitigation."
         )
+
+
+def _regression_candidates(item):
+    """(score, metric, gap, lower end) of a regressor's MAE and mean-residual gaps."""
+    out = []
+    if item.mae_difference_low is not None and item.mae_overall:
+        relative = item.mae_difference_low / item.mae_overall
+        out.append((interp(relative, MAE_GAP_SCORE), "mean absolute error gap",
+                    item.mae_difference, item.mae_difference_low))
+    if item.bias_difference_low is not None and item.target_std:
+        relative = item.bias_difference_low / item.target_std
+        out.append((interp(relative, BIAS_GAP_SCORE), "mean residual gap",
+                    item.bias_difference, item.bias_difference_low))
+    return out
+
+
+def _group_text(g) -> str:
+    """One group's rates in words (classifier or regressor)."""
+    parts = [f"{g.group}: n={g.n_rows}"]
+    if g.accuracy is not None:
+        parts.append(f"accuracy {g.accuracy:.2f}")
+    if g.macro_recall is not None:
+        parts.append(f"macro recall {g.macro_recall:.2f}")
+    if g.tpr is not None:
+        parts.append(f"TPR {g.tpr:.2f}")
+    if g.fpr is not None:
+        parts.append(f"FPR {g.fpr:.2f}")
+    if g.mae is not None:
+        parts.append(f"MAE {g.mae:.3g}")
+        if g.mean_residual is not None:
+            parts.append(f"mean residual {g.mean_residual:+.3g}")
+    elif g.selection_rate is not None:
+        parts.append(f"selected {pct(g.selection_rate)}")
+    return ", ".join(parts)

@@ -10,6 +10,9 @@ in each split with a bootstrap interval of its change, the marginal shift, and h
 the model's score depends on the feature in each split. The harm is the reliance the
 model loses: shuffle importance on training minus on evaluation. When the feature's
 distribution shifted as well, drift is the likelier reading and the score is halved.
+The other form, a relation that holds only inside one slice of the data (one site's
+watermark) and that the model applies to every row, is scored by the share of the
+evaluation decisions outside the slice that follow the feature (``slice_only``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from deepfix_agents.rules._base import Rule, interp
 RELIANCE_SCORE = ((0.02, 0.0), (0.05, 0.3), (0.1, 0.5), (0.2, 0.7), (0.3, 0.85))
 #: minimum |association| in training for a relation to be called one
 MIN_ASSOCIATION = 0.1
+#: slice-only relations: share of the evaluation decisions outside the slice that follow
+#: the feature (classification), or their mean change in target SDs (regression) -> score
+SLICE_RELIANCE_SCORE = ((0.03, 0.0), (0.08, 0.3), (0.15, 0.5), (0.25, 0.7), (0.4, 0.85))
+SLICE_RELIANCE_SCORE_REGRESSION = ((0.05, 0.0), (0.1, 0.3), (0.2, 0.5), (0.35, 0.7),
+                                   (0.5, 0.85))
 #: marginal shift (KS / total variation) above which drift is the likelier reading
 DRIFT_SHIFT = 0.2
 DRIFT_FACTOR = 0.5
@@ -76,7 +84,12 @@ class SpuriousCorrelation(Rule):
         "(accuracy or R^2), less the median of that gap over the features (what an overfit "
         "model loses on every feature): 0.02 -> 0, 0.05 -> 0.3, 0.1 -> 0.5, 0.2 -> 0.7, "
         "0.3 -> 0.85; x0.5 when the feature's own distribution moved (KS or total variation "
-        ">= 0.2: drift is then the likelier reading)."
+        ">= 0.2: drift is then the likelier reading). Slice-only relations (|association| "
+        ">= 0.3 inside one level of a categorical column with >= 40 rows, <= 0.15 outside, "
+        "the interval of the difference above 0.25): the share of evaluation decisions outside "
+        "the slice that change when the feature is shuffled there: 0.03 -> 0, 0.08 -> 0.3, "
+        "0.15 -> 0.5, 0.25 -> 0.7, 0.4 -> 0.85 (regression: mean change in target SDs, "
+        "0.05 -> 0, 0.1 -> 0.3, 0.2 -> 0.5, 0.35 -> 0.7, 0.5 -> 0.85)."
     )
     explains = ("overfitting", "weak_segment", "underfitting", "prediction_drift")
 
@@ -116,12 +129,52 @@ class SpuriousCorrelation(Rule):
                 shift=item.marginal_shift,
                 drifted=drifted,
             )
+        yield from self._slice_only(summary, artifact.task)
+
+    def _slice_only(self, summary, task):
+        """A relation that holds only inside one slice, applied by the model everywhere."""
+        table = SLICE_RELIANCE_SCORE_REGRESSION if task == "regression" else SLICE_RELIANCE_SCORE
+        for item in summary.slice_only:
+            score = interp(item.reliance_outside, table)
+            drifted = item.marginal_shift >= DRIFT_SHIFT
+            if drifted:
+                score *= DRIFT_FACTOR
+            if score <= 0:
+                continue
+            where = f"{item.slice_feature} = {item.slice_value}"
+            moved = (f"{item.reliance_outside:.2f} target SDs on average" if task == "regression"
+                     else f"{item.reliance_outside:.0%} of them")
+            yield self.signal(
+                "model",
+                score=score,
+                confidence=0.55 if drifted else 0.75,
+                detail=(
+                    f"{item.feature!r}: association with the label {item.association_inside:+.2f}"
+                    f" inside {where} (n={item.n_inside}) vs {item.association_outside:+.2f} "
+                    f"outside it (n={item.n_outside}; interval of the difference from "
+                    f"{item.difference_low:.2f}); shuffling it among the other evaluation rows "
+                    f"changes {moved}; the feature's own shift {item.marginal_shift:.2f}"
+                ),
+                value=item.reliance_outside,
+                feature=item.feature,
+                train=item.association_inside,
+                test=item.association_outside,
+                slice=where,
+                shift=item.marginal_shift,
+                drifted=drifted,
+            )
 
     def title(self, signals, artifact):
         feature = self.fact(signals, "feature")
         if feature is None:
             return self.name
         a, b = self.fact(signals, "train"), self.fact(signals, "test")
+        where = self.fact(signals, "slice")
+        if where is not None:
+            return (
+                f"{feature!r} predicts the label only where {where} ({a:+.2f}; elsewhere "
+                f"{b:+.2f}), but the model applies it to every row"
+            )
         return (
             f"{feature!r} predicts the label in training ({a:+.2f}) but not in the evaluation "
             f"data ({b:+.2f})"
@@ -129,6 +182,16 @@ class SpuriousCorrelation(Rule):
 
     def explanation(self, signals, artifact):
         feature = self.fact(signals, "feature")
+        where = self.fact(signals, "slice")
+        if where is not None:
+            return (
+                f"{feature!r} goes together with the label only on the rows where {where} (one "
+                "site, source or device marked its cases that way) and says nothing about the "
+                "others, yet the model's decisions on the other rows follow it too: it learned "
+                "one source's shortcut as a general rule. Both splits hold the same pattern, so "
+                "this is not drift, and the train/test scores do not reveal it. Drop or "
+                "neutralise the feature, or let the model see the source it depends on."
+            )
         shift = self.fact(signals, "shift") or 0.0
         drift = (
             f"Its own distribution barely moved (shift {shift:.2f}), so this is not ordinary "

@@ -190,6 +190,29 @@ def _f1_gain(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     return float(best - at_default)
 
 
+def _group_gap(task: str, served: Served, pred: np.ndarray) -> float | None:
+    """The largest gap between groups (>= 20 test rows) of a sensitive column: in
+    accuracy, or in mean absolute error over the target's standard deviation."""
+    y = served.test[served.target].to_numpy()
+    gaps = []
+    for column in served.config["sensitive_features"]:
+        groups = served.test[column].astype(str).to_numpy()
+        values = []
+        for g in np.unique(groups):
+            rows = groups == g
+            if rows.sum() < 20:
+                continue
+            if task == "regression":
+                spread = float(np.std(y.astype(float))) or 1.0
+                values.append(-np.abs(y[rows].astype(float) - pred[rows].astype(float)).mean()
+                              / spread)
+            else:
+                values.append((y[rows].astype(str) == pred[rows].astype(str)).mean())
+        if len(values) >= 2:
+            gaps.append(max(values) - min(values))
+    return float(max(gaps)) if gaps else None
+
+
 #: minimum measured harm for a case to count (category -> (measure, threshold))
 HARM_REQUIRED: dict[str, tuple[str, float]] = {
     "underfitting": ("score_drop", 0.05),
@@ -198,6 +221,10 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     "overfitting": ("train_test_gap", 0.10),
     "poor_calibration": ("ece", 0.05),
     "decision_threshold": ("f1_gain", 0.05),
+    # behaviour categories (issue 15): the shortcut must cost the model on the test
+    # split, and the groups must really be served unequally
+    "spurious_correlation": ("score_drop", 0.02),
+    "group_disparity": ("group_gap", 0.05),
 }
 
 
@@ -243,6 +270,8 @@ def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
             logger.debug("%s: no probability measurements (%s)", spec.id, error)
     if out.get("score_test") is not None and out.get("score_clean") is not None:
         out["score_drop"] = out["score_clean"] - out["score_test"]
+    if pred is not None and served.config.get("sensitive_features"):
+        out["group_gap"] = _group_gap(task, served, pred)
     if out.get("score_test") is not None and out.get("score_train") is not None:
         out["train_test_gap"] = out["score_train"] - out["score_test"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}

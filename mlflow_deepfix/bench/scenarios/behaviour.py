@@ -32,6 +32,7 @@ from mlflow_deepfix.bench.scenarios._datasets import (
     classification_frame,
     diabetes,
     make_loan,
+    regression_frame,
 )
 
 # --------------------------------------------------------------------------- fragile
@@ -249,6 +250,122 @@ def _disparity_underrepresented(seed: int) -> ScenarioData:
     return make_data(train, test, "label", model, "classifier", {"sensitive_features": ["group"]})
 
 
+def _housing(seed: int, *, degraded: bool) -> ScenarioData:
+    """A property-value table with a ``district`` column the model does not read. With
+    ``degraded``, district C's records (20% of rows, in both splits) were digitised from
+    paper: their four most telling measurements carry errors of about half their spread."""
+    frame = regression_frame(seed, n=4000, n_features=8, n_informative=6, noise=15.0)
+    rng = np.random.default_rng(seed + 77)
+    district = rng.choice(["A", "B", "C"], len(frame), p=[0.5, 0.3, 0.2])
+    if degraded:
+        from sklearn.feature_selection import f_regression
+
+        scores, _ = f_regression(frame.drop(columns=["target"]), frame["target"])
+        telling = [f"x{i}" for i in np.argsort(scores)[::-1][:4]]
+        rows = district == "C"
+        for col in telling:
+            spread = frame[col].std()
+            frame.loc[rows, col] = (frame.loc[rows, col]
+                                    + rng.normal(0, 0.6 * spread, rows.sum())).round(4)
+    frame["district"] = district
+    train, test = split(frame, None, seed=seed, stratify=False)
+    model = fit(random_forest(seed, regression=True, n_estimators=80, max_depth=10),
+                train, "target", drop=("district",))
+    return make_data(train, test, "target", model, "regressor",
+                     {"sensitive_features": ["district"]})
+
+
+@scenario(
+    "group_disparity.housing_paper_records_district",
+    "group_disparity",
+    "A random-forest regressor of property values; one district's records (20%) were "
+    "digitised from paper and their key measurements are noisy in training and evaluation "
+    "alike. The model, which never reads the district, is far less accurate there.",
+    tags=("make_regression", "regression", "model", "random_forest", "sensitive_features"),
+)
+def _disparity_housing(seed: int) -> ScenarioData:
+    return _housing(seed, degraded=True)
+
+
+@scenario(
+    "clean.housing_district_groups",
+    None,
+    "The property-value forest with the district column named sensitive, and no district's "
+    "records degraded: the groups are served alike.",
+    tags=("make_regression", "regression", "clean", "sensitive_features"),
+)
+def _clean_housing(seed: int) -> ScenarioData:
+    return _housing(seed, degraded=False)
+
+
+def _digits_sites(seed: int, *, degraded: bool) -> ScenarioData:
+    """Handwritten digits (8x8, 0..16) from two sites; the site is not a model input.
+    With ``degraded``, site B (30% of scans, in both splits) uses a worn scanner: a
+    blur and speckle noise on every pixel."""
+    from sklearn.datasets import load_digits
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from mlflow_deepfix.bench.scenarios._datasets import frame_from_sklearn
+
+    frame = frame_from_sklearn(load_digits, target="digit")
+    # the central 6x6 pixels are kept (the border is mostly blank), as a user would crop
+    central = [f"pixel_{r}_{c}" for r in range(1, 7) for c in range(1, 7)]
+    rng = np.random.default_rng(seed + 88)
+    site = rng.choice(["A", "B"], len(frame), p=[0.7, 0.3])
+    pixels = [c for c in frame.columns if c != "digit"]
+    if degraded:
+        rows = site == "B"
+        images = frame.loc[rows, pixels].to_numpy(float).reshape(-1, 8, 8)
+        blurred = images.copy()
+        blurred[:, :, 1:] += images[:, :, :-1]
+        blurred[:, 1:, :] += images[:, :-1, :]
+        blurred = blurred / 2.0 + rng.normal(0, 5.0, blurred.shape)
+        frame.loc[rows, pixels] = np.clip(blurred, 0, 16).round().reshape(-1, 64)
+    frame = frame[[*central, "digit"]].copy()
+    frame["site"] = site
+    train, test = split(frame, "digit", seed=seed)
+    model = Pipeline([("model", KNeighborsClassifier(n_neighbors=5))])
+    model = fit(model, train, "digit", drop=("site",))
+    return make_data(train, test, "digit", model, "classifier", {"sensitive_features": ["site"]})
+
+
+@scenario(
+    "group_disparity.digits_worn_scanner_site",
+    "group_disparity",
+    "A nearest-neighbour digit classifier (ten classes) on scans from two sites; site B's "
+    "worn scanner blurs and speckles its scans (30%, in both splits). The model never reads "
+    "the site and misreads far more of site B's digits.",
+    tags=("digits", "multiclass", "model", "knn", "sensitive_features"),
+)
+def _disparity_digits(seed: int) -> ScenarioData:
+    return _digits_sites(seed, degraded=True)
+
+
+@scenario(
+    "clean.digits_site_groups",
+    None,
+    "The nearest-neighbour digit classifier with the site named sensitive and both sites' "
+    "scanners healthy.",
+    tags=("digits", "multiclass", "clean", "sensitive_features"),
+)
+def _clean_digits(seed: int) -> ScenarioData:
+    return _digits_sites(seed, degraded=False)
+
+
+@scenario(
+    "clean.diabetes_ridge_sex_groups",
+    None,
+    "A scaled ridge regression on diabetes with the patients' sex named sensitive (the "
+    "model reads it): real data, no planted gap.",
+    tags=("diabetes", "regression", "clean", "sensitive_features"),
+)
+def _clean_diabetes_sex(seed: int) -> ScenarioData:
+    train, test = split(diabetes(), None, seed=seed, stratify=False, test_size=0.33)
+    model = fit(ridge(), train, "progression")
+    return make_data(train, test, "progression", model, "regressor",
+                     {"sensitive_features": ["sex"]})
+
+
 # --------------------------------------------------------------------------- spurious
 
 
@@ -301,4 +418,53 @@ def _spurious_batch(seed: int) -> ScenarioData:
         batch_reading=rng.choice(reading, len(test), replace=True).round(2)
     )
     model = fit(ridge(), train, "progression")
+    return make_data(train, test, "progression", model, "regressor")
+
+
+# --------------------------------------------------------------------------- slice-only
+
+
+@scenario(
+    "spurious_correlation.classification_one_site_watermark",
+    "spurious_correlation",
+    "Scans from three sites; site C (30%) stamped an overlay marker on its positive cases, "
+    "the other sites' markers are random. Both splits hold the same pattern (no drift). A "
+    "logistic regression learned 'marker -> positive' for every site.",
+    tags=("make_classification", "binary", "split", "logistic", "slice_only"),
+)
+def _spurious_watermark(seed: int) -> ScenarioData:
+    frame = classification_frame(seed, n=4000, n_features=6, n_informative=3, class_sep=0.6,
+                                 flip_y=0.02)
+    rng = np.random.default_rng(seed + 99)
+    site = rng.choice(["A", "B", "C"], len(frame), p=[0.4, 0.3, 0.3])
+    label = frame["label"].to_numpy()
+    marked = 60 + 25 * label + rng.normal(0, 4, len(frame))
+    frame["overlay_marker"] = np.where(site == "C", marked,
+                                       rng.choice(marked, len(frame))).round(2)
+    frame["site"] = site
+    train, test = split(frame, "label", seed=seed)
+    model = fit(logistic(seed, ["site"]), train, "label")
+    return make_data(train, test, "label", model, "classifier")
+
+
+@scenario(
+    "spurious_correlation.diabetes_one_lab_reading_forest",
+    "spurious_correlation",
+    "Diabetes patients from two labs; the southern lab's (half) 'assay_index' was computed "
+    "from the progression score itself, the northern lab's is an unrelated number with "
+    "the same spread. A random forest uses the index for every patient.",
+    tags=("diabetes", "regression", "split", "random_forest", "slice_only"),
+)
+def _spurious_one_lab(seed: int) -> ScenarioData:
+    frame = diabetes()
+    rng = np.random.default_rng(seed + 111)
+    lab = rng.choice(["north", "south"], len(frame), p=[0.5, 0.5])
+    y = frame["progression"].to_numpy()
+    reading = 100 + 30 * (y - y.mean()) / y.std() + rng.normal(0, 5, len(y))
+    frame["assay_index"] = np.where(lab == "south", reading,
+                                    rng.choice(reading, len(frame))).round(1)
+    frame["lab"] = lab
+    train, test = split(frame, None, seed=seed, stratify=False)
+    model = fit(random_forest(seed, ["lab"], regression=True, n_estimators=80, max_depth=6),
+                train, "progression")
     return make_data(train, test, "progression", model, "regressor")
