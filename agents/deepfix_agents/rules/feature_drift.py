@@ -15,6 +15,11 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 
+#: below Cohen's conventional "large" effect size (d = 0.8) a numeric feature's shift is a
+#: nudge: it cannot explain moved outputs on its own, only added up with the others
+#: (prediction drift then measures their sum).
+NUDGE_SD = 0.8
+
 #: location shift (beyond noise) in training standard deviations -> score
 SHIFT_SCORE = (
     (0.15, 0.0),
@@ -375,15 +380,13 @@ class FeatureDrift(Rule):
 
     def explains_for(self, artifact):
         """Feature drift claims the moved predictions when a feature moved far on its own
-        (at least ``prediction_drift.NUDGE_SD``) or a categorical one changed: that shift
+        (at least ``NUDGE_SD``) or a categorical one changed: that shift
         may be the visible cause. When every drifting feature moved only a little
         (numeric nudges below Cohen's large effect, spreads within 2x), no single feature
         explains the moved outputs; their sum does, and prediction drift is the finding
         that measures it, so it is left to claim this one."""
         if artifact.dataset.property_names:
             return self.explains
-        from deepfix_agents.rules.prediction_drift import NUDGE_SD
-
         drifting = [facts for _, facts in _column_drift(artifact)]
         small_nudges = bool(drifting) and all(
             facts.get("kind") == "numeric"

@@ -24,16 +24,20 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules.feature_drift import _column_drift, effective_rows, two_sample_noise
+from deepfix_agents.rules.feature_drift import (
+    NUDGE_SD,
+    _column_drift,
+    effective_rows,
+    two_sample_noise,
+)
 from deepfix_agents.rules.label_drift import total_variation
 
 #: a numeric feature whose location moved this many training standard deviations is a
 #: covariate shift in its own right (the cause of the moved predictions)
 LARGE_SHIFT_SD = 1.5
-#: below Cohen's conventional "large" effect size (d = 0.8) a feature's shift is a nudge:
-#: it cannot explain moved outputs on its own, only added up with the others. Between
-#: the two, either reading holds and the more urgent finding keeps the other.
-NUDGE_SD = 0.8
+#: NUDGE_SD (in feature_drift, which also reads it): below Cohen's "large" effect a
+#: feature's shift is a nudge. Between the two, either reading holds and the more urgent
+#: finding keeps the other.
 
 
 def large_feature_shifts(artifact) -> list[str]:

@@ -20,6 +20,12 @@ import pandas as pd
 
 from mlflow_deepfix.bench.corpus.datasets import DATASETS, load_dataset
 from mlflow_deepfix.bench.corpus.injectors import INJECTORS
+
+# The behaviour categories' injectors (issue 15) live in their own module and register
+# into INJECTORS when imported, after the contract categories', so that no existing case
+# id changes. Imported here (cases is what every corpus entry point loads first) rather
+# than from injectors.py, which would make the two modules import each other.
+from mlflow_deepfix.bench.corpus import injectors_behaviour  # noqa: E402,F401,I001
 from mlflow_deepfix.bench.corpus.models import MODEL_FAMILIES
 from mlflow_deepfix.bench.corpus.workflow import Served, Workflow, fit_and_serve, new_workflow
 

@@ -789,9 +789,3 @@ def _unused(wf: Workflow, level: Any) -> None:
 
     wf.build_estimator = build
     wf.notes.append(f"pipeline ignores {dropped}")
-
-
-# --------------------------------------------------------------------------- behaviour
-# The behaviour categories' injectors (issue 15) live in their own module and register
-# here, after the contract categories', so that no existing case id changes.
-from mlflow_deepfix.bench.corpus import injectors_behaviour  # noqa: F401
