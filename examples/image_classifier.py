@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 import mlflow
+from _summary import print_summary
 import numpy as np
 import pandas as pd
 from sklearn.datasets import load_digits
@@ -78,18 +79,7 @@ def main() -> None:
             evaluator_config={"deepfix": {"image_col": "image", "train_data": train}},
         )
 
-    findings = result.artifacts["deepfix_findings"].content
-    print(f"\ndeepfix status: {findings['status'].upper()}  modality={findings['modality']}  "
-          f"({findings['timings']['total_seconds']:.1f}s, run {run.info.run_id})\n")
-    for finding in findings["findings"][:5]:
-        print(f"#{finding['rank']} [{finding['severity']}] {finding['category']}: {finding['title']}")
-        for evidence in finding["evidence"][:3]:
-            print(f"    evidence ({evidence['source']}): {evidence['detail']}")
-        for step, fix in enumerate(finding["fixes"][:2], start=1):
-            print(f"    fix {step}: {fix}")
-        print()
-    print(f"report:   {result.artifacts['deepfix_report'].uri}")
-    print(f"\nBrowse it: mlflow ui --backend-store-uri {tracking_uri} --port 5000")
+    print_summary(result, run, tracking_uri)
 
 
 if __name__ == "__main__":
