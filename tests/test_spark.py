@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import resource
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -52,6 +52,11 @@ from tests.conftest import log_model
 FEATURES = ["x1", "x2", "x3", "n_items", "color"]
 #: the done-when bound on the driver's peak resident memory
 MAX_DRIVER_RSS_BYTES = int(2.5 * 1024**3)
+#: a fresh driver process with pyspark, MLflow, Deepchecks and deepfix imported holds
+#: about 450 MiB before the call (measured: 690 MiB peak for this whole test run alone);
+#: in a full pytest session the process also holds earlier tests' memory, so the test
+#: bounds what the call adds on top of a fresh driver
+FRESH_DRIVER_BYTES = 600 * 1024**2
 
 
 def local_spark() -> SparkSession:
@@ -117,32 +122,56 @@ def fit_model(train_frame: pd.DataFrame):
 
 
 class PeakRSS:
-    """Peak resident memory of this process (getrusage) and of Spark's JVM (sampled)."""
+    """Peak resident memory of this process during the block, and of Spark's JVM (sampled).
+
+    The process-lifetime peak (``getrusage``) would also count what earlier tests of the
+    same pytest process held (a torch model, the local LLM's weights), so the kernel's
+    high-water mark is reset on entry (``/proc/self/clear_refs`` <- 5) and read from
+    ``VmHWM`` on exit; where that is unavailable, the RSS is sampled every 50 ms.
+    ``growth`` is the peak minus the RSS on entry: what the evaluation itself added.
+    """
 
     def __init__(self):
         import psutil
 
-        self._jvm = [p for p in psutil.Process().children(recursive=True) if "java" in p.name()]
+        self._self = psutil.Process()
+        self._jvm = [p for p in self._self.children(recursive=True) if "java" in p.name()]
         self.jvm_peak = 0
+        self._sampled_peak = 0
+        self._reset = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self):
         while not self._stop.is_set():
+            self._sampled_peak = max(self._sampled_peak, self._self.memory_info().rss)
             for process in self._jvm:
                 with contextlib.suppress(Exception):  # a process that ended
                     self.jvm_peak = max(self.jvm_peak, process.memory_info().rss)
-            self._stop.wait(0.2)
+            self._stop.wait(0.05)
+
+    @staticmethod
+    def _high_water_mark() -> int | None:
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+        return None
 
     def __enter__(self):
+        with contextlib.suppress(OSError):
+            Path("/proc/self/clear_refs").write_text("5")
+            self._reset = True
+        self.before = self._self.memory_info().rss
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        # ru_maxrss: kilobytes on Linux
-        self.python_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        mark = self._high_water_mark() if self._reset else None
+        self.python_peak = max(mark or 0, self._sampled_peak)
+        self.growth = self.python_peak - self.before
 
 
 # ------------------------------------------------------------------ done-when test
@@ -169,7 +198,8 @@ def test_a_million_row_spark_table_is_counted_in_full_with_bounded_driver_memory
     with capsys.disabled():
         print(
             f"\n[spark 1M] evaluate {seconds:.1f}s, python peak RSS "
-            f"{memory.python_peak / 2**20:.0f} MiB, JVM peak RSS {memory.jvm_peak / 2**20:.0f} MiB"
+            f"{memory.python_peak / 2**20:.0f} MiB (+{memory.growth / 2**20:.0f} MiB during the "
+            f"call), JVM peak RSS {memory.jvm_peak / 2**20:.0f} MiB"
         )
     artifact = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/artifact_data.json")
     dataset = artifact["dataset"]
@@ -196,7 +226,8 @@ def test_a_million_row_spark_table_is_counted_in_full_with_bounded_driver_memory
     assert 0.7 < accuracy < 1.0  # the planted relation is learnt
     assert any(n.startswith("Spark input:") and "of 1,000,000 test rows" in n
                for n in artifact["notes"])
-    assert memory.python_peak <= MAX_DRIVER_RSS_BYTES
+    # what the evaluation adds to the driver, on top of a fresh driver's imports
+    assert memory.growth + FRESH_DRIVER_BYTES <= MAX_DRIVER_RSS_BYTES
 
 
 # ------------------------------------------------------------------ smaller tests
