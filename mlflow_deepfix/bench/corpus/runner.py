@@ -42,7 +42,6 @@ DEFAULT_SAMPLE_SIZE = 1000
 DEFAULT_TIMEOUT_S = 240.0
 #: extra time for a fresh worker to import MLflow, scikit-learn and Deepchecks
 STARTUP_GRACE_S = 180.0
-DEV_CACHE = Path("/work/wt/corpus_cache")
 
 
 def testing_fingerprint() -> str:
@@ -59,12 +58,10 @@ def testing_fingerprint() -> str:
 
 
 def default_cache_root() -> Path:
-    """/work/wt/corpus_cache for development where it exists, else the user cache."""
+    """``$DEEPFIX_CORPUS_CACHE`` when set, else ``corpus/`` in the user cache folder."""
     env = os.environ.get("DEEPFIX_CORPUS_CACHE")
     if env:
         return Path(env)
-    if DEV_CACHE.is_dir():
-        return DEV_CACHE
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("mlflow-deepfix")) / "corpus"
