@@ -14,6 +14,11 @@ The key (sha256) covers everything that can change the result and nothing that c
 * **model**: its MLflow identity (model uuid, run id, artifact path, flavors) and a
   sha256 of the raw model's pickled bytes (streamed into the hash, never held whole);
   a model that cannot be pickled makes the evaluation uncacheable (a miss, not an error);
+* **Spark tables** (Spark input): the driver samples are fingerprinted as frames above,
+  and each full Spark table by one aggregation counted together with its rows
+  (:func:`mlflow_deepfix.inputs.spark.count_and_fingerprint`: an order-independent
+  hash of every row), so a row changed outside the sample is a miss; the stored result
+  then includes the full-table statistics and test performance;
 * **call**: target, task, modality, feature list, where the training data came from,
   and the parsed config without the frames (they are in the data part);
 * **code**: deepfix's version plus a digest of its own source files (so an edited
@@ -199,9 +204,12 @@ def _config_part(config: Any) -> dict[str, Any]:
     return config.model_dump(mode="json", exclude=set(_CONFIG_NOT_KEYED))
 
 
-def result_key(inputs: Any, config: Any) -> str | None:
+def result_key(inputs: Any, config: Any, full_tables: Any = None) -> str | None:
     """The cache key of one evaluation (see the module docstring), or None when some
-    part cannot be fingerprinted."""
+    part cannot be fingerprinted. ``full_tables`` (Spark input): the fingerprints of the
+    full Spark tables join the key, since the cached result then holds their
+    full-table statistics and test performance, not only figures of the driver
+    samples in ``inputs``."""
     model = model_fingerprint(inputs.model)
     if model is None:
         return None
@@ -226,6 +234,11 @@ def result_key(inputs: Any, config: Any) -> str | None:
         },
         "config": _config_part(config),
     }
+    if full_tables is not None:
+        payload["spark_tables"] = {
+            "fingerprints": dict(sorted(full_tables.fingerprints.items())),
+            "model_uri": full_tables.model_uri,
+        }
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -407,12 +420,14 @@ class CacheOutcome:
 
 
 def run_testing_cached(
-    inputs: Any, config: Any, *, before_testing: Any = None
+    inputs: Any, config: Any, *, before_testing: Any = None, full_tables: Any = None
 ) -> tuple[ArtifactData, CacheOutcome]:
     """The testing step's ArtifactData, from the cache when an identical evaluation was
     stored, else computed (and stored). Deepchecks is imported only on a miss;
     ``before_testing`` (if given) is called right after that import, before the checks
-    run."""
+    run. ``full_tables`` (Spark input): on a miss the artifact is completed with the
+    full-table statistics and test performance computed in Spark before it is stored
+    (so a hit skips that Spark work too); a completion that failed is not stored."""
     from importlib import import_module
 
     started = time.perf_counter()
@@ -420,7 +435,7 @@ def run_testing_cached(
     key = None
     if cache is not None:
         try:
-            key = result_key(inputs, config)
+            key = result_key(inputs, config, full_tables)
         except Exception as error:  # noqa: BLE001 - the cache must never cost the evaluation
             logger.warning("deepfix cache: could not compute the key (%s): not cached", error)
         if key is not None:
@@ -438,10 +453,18 @@ def run_testing_cached(
     from mlflow_deepfix.testing import run_testing
 
     artifact, _ = run_testing(inputs, config)
+    if full_tables is not None:
+        from mlflow_deepfix.testing.spark_stats import complete_with_full_tables
+
+        artifact = complete_with_full_tables(artifact, inputs, full_tables)
     if cache is None:
         return artifact, CacheOutcome("disabled", detail="cache: false")
     if key is None:
         return artifact, CacheOutcome("uncacheable", detail="the model could not be fingerprinted")
+    if full_tables is not None and full_tables.errors:
+        return artifact, CacheOutcome(
+            "uncacheable", detail="a full-table computation in Spark failed"
+        )
     cache.put(key, artifact)
     return artifact, CacheOutcome("miss", detail=f"stored as {key[:12]}")
 

@@ -135,13 +135,13 @@ def _evaluate(
     def start_kb() -> None:
         kb_future.append(prefetch_kb(config.kb))
 
-    artifact, cached = run_testing_cached(inputs, config, before_testing=start_kb)
+    # Spark input: on a miss the artifact is completed with the full-table statistics
+    # and test performance computed in Spark (a hit holds them already)
+    artifact, cached = run_testing_cached(
+        inputs, config, before_testing=start_kb, full_tables=full_tables
+    )
     if not kb_future:
         start_kb()
-    if full_tables is not None:  # Spark input: full-table statistics and test performance
-        from mlflow_deepfix.testing.spark_stats import complete_with_full_tables
-
-        artifact = complete_with_full_tables(artifact, inputs, full_tables)
     # privacy applies before the diagnosis: findings quote only what may be stored
     artifact = protect_artifact(artifact, scrubber, config.privacy)
     diagnosis_started = time.perf_counter()

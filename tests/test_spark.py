@@ -38,6 +38,7 @@ from mlflow_deepfix.errors import DeepfixConfigError, DeepfixInputError
 from mlflow_deepfix.inputs.spark import (
     _FrameDataset,
     class_quotas,
+    count_and_fingerprint,
     prepare_tables,
     stratified_sample,
 )
@@ -338,6 +339,90 @@ def test_driver_samples_are_bounded_seeded_and_stratified(spark):
     quotas = class_quotas(counts, 2_000)
     assert first["label"].value_counts().to_dict() == quotas
     assert class_quotas({"a": 990, "b": 10, None: 5}, 100) == {"a": 99, "b": 1}
+
+
+def test_the_table_fingerprint_sees_every_row_and_not_the_partitioning(spark):
+    frame = spark_table(spark, 4_000, seed=51).toPandas()
+    n_rows, labels, base = count_and_fingerprint(
+        spark.createDataFrame(frame), "label", by_label=True
+    )
+    assert n_rows == 4_000 and labels == frame["label"].value_counts().to_dict()
+    same = spark.createDataFrame(frame.sample(frac=1.0, random_state=0)).repartition(3)
+    assert count_and_fingerprint(same, "label", by_label=False)[2] == base
+    changed = frame.copy()
+    changed.loc[3_999, "x1"] += 1e-9
+    assert count_and_fingerprint(spark.createDataFrame(changed), "label", by_label=True)[2] != base
+    nulled = frame.copy()
+    nulled.loc[17, "color"] = None
+    assert count_and_fingerprint(spark.createDataFrame(nulled), "label", by_label=True)[2] != base
+    doubled = pd.concat([frame, frame.iloc[:2]], ignore_index=True)  # XOR alone misses pairs
+    assert count_and_fingerprint(spark.createDataFrame(doubled), "label", by_label=True)[2] != base
+    renamed = spark.createDataFrame(frame.rename(columns={"x1": "z1"}))
+    assert count_and_fingerprint(renamed, "label", by_label=True)[2] != base
+
+
+def test_a_spark_row_changed_outside_the_driver_sample_is_a_cache_miss(
+    spark, tracking_uri, tmp_path, monkeypatch
+):
+    """The result cache keys Spark input by the full tables, not by the driver samples:
+    one row changed outside the sample is a miss, an identical table a hit whose
+    artifact holds the full-table statistics (and no Spark statistics are recomputed)."""
+    import mlflow_deepfix.testing.spark_stats as spark_stats
+    from mlflow_deepfix import cache
+
+    monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "deepfix-cache"))
+    frame = spark_table(spark, 3_000, seed=61).toPandas()
+    train = spark_table(spark, 2_000, seed=71).toPandas()
+    model_uri = log_model(fit_model(train), train[FEATURES].head(5))
+    spark_train = spark.createDataFrame(train)
+    sample_size = 500
+
+    def evaluate(table: pd.DataFrame) -> tuple[float, dict]:
+        config = {"train_data": spark_train, "eval_data": spark.createDataFrame(table),
+                  "sample_size": sample_size, "interventions": False}
+        with mlflow.start_run() as run:
+            result = mlflow.models.evaluate(
+                model_uri, data=table.head(200), targets="label", model_type="classifier",
+                evaluators=["deepfix"], evaluator_config={"deepfix": config},
+            )
+        artifact = mlflow.artifacts.load_dict(
+            f"runs:/{run.info.run_id}/deepfix/artifact_data.json")
+        return result.metrics["deepfix_cache_hit"], artifact
+
+    def driver_sample(table: pd.DataFrame) -> pd.DataFrame:
+        counts = table["label"].value_counts().to_dict()
+        return stratified_sample(spark.createDataFrame(table), target="label",
+                                 n_rows=len(table), counts=counts, max_rows=sample_size, seed=0)
+
+    changed = frame.copy()
+    changed.loc[1_234, "x1"] += 100.0
+    sample = driver_sample(frame)
+    # the changed row is outside the driver sample, which is therefore the same
+    assert not np.isclose(sample["x1"], changed.loc[1_234, "x1"]).any()
+    pd.testing.assert_frame_equal(sample, driver_sample(changed))
+
+    hit, first = evaluate(frame)
+    assert hit == 0.0
+    assert first["dataset"]["test"]["n_rows"] == 3_000
+
+    def no_spark_work(*args, **kwargs):
+        raise AssertionError("full-table statistics recomputed on a cache hit")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(spark_stats, "complete_with_full_tables", no_spark_work)
+        hit, again = evaluate(frame.copy())
+    assert hit == 1.0
+    x1 = next(c for c in again["dataset"]["test"]["columns"] if c["name"] == "x1")
+    # the full table's mean (the stored artifact rounds to 4 decimals)
+    assert x1["mean"] == pytest.approx(frame["x1"].mean(), abs=6e-5)
+    assert again["dataset"] == first["dataset"]
+
+    hit, third = evaluate(changed)
+    assert hit == 0.0
+    x1 = next(c for c in third["dataset"]["test"]["columns"] if c["name"] == "x1")
+    assert x1["mean"] == pytest.approx(changed["x1"].mean(), abs=6e-5)
+    assert abs(changed["x1"].mean() - frame["x1"].mean()) > 0.03  # +100 / 3,000 rows
+    assert len(list((tmp_path / "deepfix-cache" / "results").glob("*/*.json"))) == 2
 
 
 def _dataset_of(frame: pd.DataFrame) -> _FrameDataset:

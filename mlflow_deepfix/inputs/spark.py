@@ -16,6 +16,7 @@ Spark frame, and nothing imports this module unless such a frame was passed.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 import sys
@@ -69,6 +70,12 @@ class FullTables:
     label_counts: dict[str, dict[Any, int]] = field(default_factory=dict)
     #: the tables :func:`prepare_tables` put in Spark's cache (a user's cache is left alone)
     persisted: list[Any] = field(default_factory=list)
+    #: split -> fingerprint of the full table (:func:`count_and_fingerprint`), part of
+    #: the result cache's key: a row changed outside the driver sample is a miss
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    #: what failed while completing the artifact with full-table figures (then the
+    #: result is not cached: it holds sample figures where full-table ones belong)
+    errors: list[str] = field(default_factory=list)
 
     def release(self) -> None:
         """Drop the tables deepfix cached from Spark's cache."""
@@ -282,6 +289,63 @@ def label_counts(table: Any, target: str) -> dict[Any, int]:
     return {row[0]: int(row[1]) for row in table.groupBy(target).count().collect()}
 
 
+_MASK64 = (1 << 64) - 1
+
+
+def _hashable(field_: Any):
+    """A column as ``xxhash64`` takes it: maps (which Spark refuses to hash) as JSON."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    column = F.col(_quoted(field_.name))
+    return F.to_json(column) if isinstance(field_.dataType, T.MapType) else column
+
+
+def count_and_fingerprint(
+    table: Any, target: str, *, by_label: bool
+) -> tuple[int, dict[Any, int] | None, str]:
+    """Rows, rows per label value (when ``by_label``; None = missing label) and a
+    fingerprint of the whole table, in one Spark aggregation.
+
+    The fingerprint is an order-independent hash of the multiset of rows: per row,
+    ``xxhash64`` over (null flag, value) of every column in schema order (a null and a
+    shifted value do not collide, as Spark's hash alone skips nulls); over the rows, the
+    count, the sum modulo 2**64 (summed as two 32-bit halves, so no long overflows) and
+    the XOR of the row hashes, plus the schema. Any changed, added or removed row
+    changes it (up to 64-bit hash collisions), whatever the partitioning.
+    """
+    from pyspark.sql import functions as F
+
+    parts = []
+    for field_ in table.schema.fields:
+        column = _hashable(field_)
+        parts += [column.isNull(), column]
+    row_hash = F.xxhash64(*parts) if parts else F.lit(0).cast("long")
+    high = F.shiftrightunsigned(row_hash, 32)
+    low = row_hash.bitwiseAND(F.lit(0xFFFFFFFF))
+    aggs = [
+        F.count(F.lit(1)).alias("n"),
+        F.sum(high).alias("hi"),
+        F.sum(low).alias("lo"),
+        F.bit_xor(row_hash).alias("x"),
+    ]
+    if by_label:
+        rows = table.groupBy(F.col(_quoted(target)).alias("y")).agg(*aggs).collect()
+    else:
+        rows = table.agg(*aggs).collect()
+    n_rows = total = xor = 0
+    for row in rows:
+        if not row["n"]:
+            continue
+        n_rows += int(row["n"])
+        total += (int(row["hi"]) << 32) + int(row["lo"])
+        xor ^= int(row["x"]) & _MASK64
+    digest = hashlib.sha256(table.schema.json().encode())
+    digest.update(f"{n_rows}:{total & _MASK64:016x}:{xor:016x}".encode())
+    labels = {row["y"]: int(row["n"]) for row in rows} if by_label else None
+    return n_rows, labels, digest.hexdigest()
+
+
 def class_quotas(counts: dict[Any, int], max_rows: int) -> dict[Any, int]:
     """Rows per class in a sample of ``max_rows``: proportional, by largest remainder
     (ties by label order), every present class at least one row."""
@@ -406,6 +470,7 @@ def prepare_tables(
     samples: dict[str, pd.DataFrame] = {}
     n_rows: dict[str, int] = {}
     labels: dict[str, dict[Any, int]] = {}
+    fingerprints: dict[str, str] = {}
     persisted: list[Any] = []
     names = {"test": EVAL_NAME if eval_table is not None else "data", "train": TRAIN_NAME}
     try:
@@ -417,11 +482,11 @@ def prepare_tables(
             if not _is_cached(table):
                 table.persist(_storage_level())
                 persisted.append(table)
-            if classification:
-                labels[split] = label_counts(table, target)
-                n_rows[split] = sum(labels[split].values())
-            else:
-                n_rows[split] = int(table.count())
+            n_rows[split], counted, fingerprints[split] = count_and_fingerprint(
+                table, target, by_label=classification
+            )
+            if counted is not None:
+                labels[split] = counted
             _check_rows(n_rows[split], name=names[split])
             samples[split] = stratified_sample(
                 table, target=target, n_rows=n_rows[split],
@@ -441,6 +506,7 @@ def prepare_tables(
         label_counts=labels,
         persisted=persisted,
         model_uri=model_uri_of(model),
+        fingerprints=fingerprints,
     )
     seen = " and ".join(
         f"{len(samples[s]):,} of {n_rows[s]:,} {s} rows" for s in ("test", "train") if s in samples

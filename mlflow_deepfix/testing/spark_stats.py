@@ -700,6 +700,7 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
     except Exception as error:  # noqa: BLE001 - the sample statistics remain usable
         logger.warning("full-table statistics in Spark failed: %r", error)
         detail = f"{type(error).__name__}: {error}"[:240]
+        full.errors.append(f"statistics: {detail}")
         notes.append(
             f"Full-table statistics in Spark errored ({detail}); the statistics describe "
             "the driver sample."
@@ -718,6 +719,7 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
         except Exception as error:  # noqa: BLE001 - the sample performance remains usable
             logger.warning("full-table predictions in Spark failed: %r", error)
             detail = f"{type(error).__name__}: {error}"[:240]
+            full.errors.append(f"predictions: {detail}")
             notes.append(
                 f"Full-table predictions in Spark errored ({detail}); the test performance "
                 "describes the driver sample."
