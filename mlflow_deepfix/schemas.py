@@ -163,6 +163,17 @@ class SplitComparison(_Model):
     test_to_train_ratio: float = 0.0
     #: share of test rows dated before the latest training date (needs datetime_col)
     test_before_train_fraction: float | None = None
+    #: Spark input only (empty on the pandas path, where Deepchecks' Feature Drift on the
+    #: sample is the per-feature drift score): feature -> drift score over every row of
+    #: both full tables, defined as Deepchecks' Feature Drift defines it with its
+    #: defaults: the two-sample Kolmogorov-Smirnov statistic of the non-missing values
+    #: of a numeric feature (exact), the bias-corrected Cramer's V of a categorical
+    #: feature's non-missing values (categories under 1% of train binned as "Other", the
+    #: larger split scaled down to the smaller one's size); a feature with fewer than 10
+    #: non-missing values in either split has no score
+    column_drift: dict[str, float] = Field(default_factory=dict)
+    #: feature -> "Kolmogorov-Smirnov" or "Cramer's V" (the method of ``column_drift``)
+    column_drift_method: dict[str, str] = Field(default_factory=dict)
 
 
 class DatasetSummary(_Model):

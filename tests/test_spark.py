@@ -311,6 +311,44 @@ def test_spark_statistics_equal_the_pandas_path_on_the_same_rows(spark):
     assert compared > 150
 
 
+def test_full_table_drift_scores_equal_scipy_and_deepchecks_on_every_row(spark):
+    """KS of numeric features equals scipy's ks_2samp over all rows (exact: ties, nulls);
+    Cramer's V of a categorical feature equals Deepchecks' own cramers_v with Feature
+    Drift's defaults over all rows; every number differs from the small sample's."""
+    import mlflow_deepfix.checks  # noqa: F401 - Deepchecks' compatibility patches
+    from deepchecks.utils.distribution.drift import cramers_v
+    from scipy.stats import ks_2samp
+
+    train = spark_table(spark, 6_000, seed=81).toPandas()
+    test = spark_table(spark, 4_000, seed=91).toPandas()
+    test["x1"] = test["x1"] + 0.15  # a shifted feature
+    rare = test.index[test["color"] == "red"][::3]
+    test.loc[rare, "color"] = "purple"  # a category new in test ("Other" bin)
+    test.loc[test.index[:60], "color"] = [f"c{i}" for i in range(60)]  # many rare ones
+    features = ["x1", "x2", "x3", "n_items", "color"]
+    common = {"label": "label", "task": "binary_classification", "feature_names": features,
+              "cat_features": ["color"], "datetime_col": None}
+    sample = summarize_dataset(train.iloc[:300], test.iloc[:300], **common)
+    assert sample.comparison.column_drift == {}  # the pandas path leaves it empty
+    summary = full_table_summary(
+        sample, train=spark.createDataFrame(train), test=spark.createDataFrame(test),
+        task="binary_classification",
+    )
+    drift, method = summary.comparison.column_drift, summary.comparison.column_drift_method
+    assert list(drift) == features
+    for name in ["x1", "x2", "x3", "n_items"]:
+        want = ks_2samp(train[name].dropna(), test[name].dropna()).statistic
+        assert method[name] == "Kolmogorov-Smirnov"
+        assert drift[name] == pytest.approx(want, rel=1e-12, abs=1e-15), name
+        small = ks_2samp(train[name].iloc[:300].dropna(), test[name].iloc[:300].dropna())
+        assert drift[name] != pytest.approx(small.statistic, abs=1e-6), name
+    assert drift["x1"] > 0.05 > drift["x2"]
+    want = cramers_v(train["color"].dropna(), test["color"].dropna(),
+                     min_category_size_ratio=0.01, max_num_categories=None, sort_by="difference")
+    assert method["color"] == "Cramer's V"
+    assert drift["color"] == pytest.approx(want, rel=1e-12) and want > 0
+
+
 def test_full_table_scores_from_the_confusion_table_equal_the_pandas_scores():
     rng = np.random.default_rng(3)
     y = rng.choice(["a", "b", "c"], size=5000, p=[0.6, 0.3, 0.1]).astype(object)

@@ -487,6 +487,13 @@ def _comparison(train: Any, test: Any, sample: SplitComparison | None, *, label:
             if share > 0:
                 unseen[column] = share
     out["unseen_category_fraction"] = unseen
+    if features and n_train and n_test:
+        started = time.perf_counter()
+        out["column_drift"], out["column_drift_method"] = _column_drift(
+            train, test, features, cat_features, families
+        )
+        logger.info("deepfix: Spark drift scores of %d features %.1fs", len(features),
+                    time.perf_counter() - started)
     if is_classification(task) and label in set(common):
         out["unseen_label_fraction"] = _unseen_share(train, test, label, families[label], n_test)
     if datetime_col and datetime_col in train_families and datetime_col in test_families:
@@ -500,6 +507,170 @@ def _comparison(train: Any, test: Any, sample: SplitComparison | None, *, label:
                 out["test_before_train_fraction"] = int(row["k"] or 0) / int(row["n"])
     base = sample if sample is not None else SplitComparison()
     return base.model_copy(update=out)
+
+
+#: Deepchecks Feature Drift's defaults that the full-table drift scores follow
+DRIFT_MIN_SAMPLES = 10
+DRIFT_MIN_CATEGORY_SIZE_RATIO = 0.01
+KS_METHOD = "Kolmogorov-Smirnov"
+CRAMERS_V_METHOD = "Cramer's V"
+
+
+def _stacked(table: Any, columns: list[str], values: list[Any], split: int):
+    """(column index, value, split) rows of ``columns``, one per non-missing cell."""
+    from pyspark.sql import functions as F
+
+    items = [F.struct(F.lit(i).alias("c"), value.alias("v")) for i, value in enumerate(values)]
+    return (
+        table.select(F.explode(F.array(*items)).alias("s"))
+        .select(F.col("s.c").alias("c"), F.col("s.v").alias("v"), F.lit(split).alias("split"))
+        .where(F.col("v").isNotNull())
+    )
+
+
+def _per_value_counts(train: Any, test: Any, columns: list[str], values: list[Any]):
+    """(column, value, train rows, test rows) over both tables, one grouped job."""
+    from pyspark.sql import functions as F
+
+    both = _stacked(train, columns, values, 0).unionByName(_stacked(test, columns, values, 1))
+    return both.groupBy("c", "v").agg(
+        F.sum((F.col("split") == 0).cast("long")).alias("n1"),
+        F.sum((F.col("split") == 1).cast("long")).alias("n2"),
+    )
+
+
+def _ks_scores(train: Any, test: Any, columns: list[str]) -> dict[str, float]:
+    """The exact two-sample Kolmogorov-Smirnov statistic of each numeric column's
+    non-missing values (as double; NaN is missing, infinities are values), as
+    Deepchecks' ``kolmogorov_smirnov`` / scipy's ``ks_2samp`` compute it: the largest
+    gap between the two empirical CDFs over the distinct values of both tables, from
+    per-value counts sorted per column in Spark (one shuffle for all columns)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not columns:
+        return {}
+    values = []
+    for name in columns:
+        x = _c(name).cast("double")
+        values.append(F.when(~F.isnan(x), x))
+    counts = _per_value_counts(train, test, columns, values)
+    ordered = Window.partitionBy("c").orderBy("v").rowsBetween(Window.unboundedPreceding, 0)
+    whole = Window.partitionBy("c")
+    gaps = counts.select(
+        "c",
+        F.sum("n1").over(ordered).alias("cum1"),
+        F.sum("n2").over(ordered).alias("cum2"),
+        F.sum("n1").over(whole).alias("t1"),
+        F.sum("n2").over(whole).alias("t2"),
+    )
+    both = (F.col("t1") > 0) & (F.col("t2") > 0)  # ANSI mode: no division by zero
+    gap = F.abs(F.col("cum1") / F.col("t1") - F.col("cum2") / F.col("t2"))
+    rows = gaps.groupBy("c").agg(
+        F.max(F.when(both, gap)).alias("ks"),
+        F.first("t1").alias("t1"),
+        F.first("t2").alias("t2"),
+    ).collect()
+    out = {}
+    for row in rows:
+        if min(int(row["t1"]), int(row["t2"])) >= DRIFT_MIN_SAMPLES and row["ks"] is not None:
+            out[columns[int(row["c"])]] = float(row["ks"])
+    return out
+
+
+def _cramers_v_scores(train: Any, test: Any, columns: list[str],
+                      families: dict[str, str]) -> dict[str, float]:
+    """Deepchecks' bias-corrected Cramer's V of each categorical column's non-missing
+    values over both full tables. Only the categories holding at least 1% of the train
+    rows (at most 100 per column) and the totals cross to the driver; the rest is the
+    "Other" bin, as in Deepchecks' ``preprocess_2_cat_cols_to_same_bins``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    if not columns:
+        return {}
+    values = [F.when(~_missing(n, families[n]), _canonical(n, families[n]).cast("string"))
+              for n in columns]
+    counts = _per_value_counts(train, test, columns, values)
+    whole = Window.partitionBy("c")
+    with_totals = counts.select(
+        "c", "v", "n1", "n2",
+        F.sum("n1").over(whole).alias("t1"), F.sum("n2").over(whole).alias("t2"),
+    )
+    with_totals = with_totals.cache()
+    try:
+        rows = with_totals.where(
+            F.col("n1") >= F.col("t1") * F.lit(DRIFT_MIN_CATEGORY_SIZE_RATIO)
+        ).collect()
+        totals = with_totals.groupBy("c").agg(F.first("t1").alias("t1"),
+                                              F.first("t2").alias("t2")).collect()
+    finally:
+        with_totals.unpersist()
+    kept: dict[int, list[tuple[int, int]]] = {}
+    for row in rows:
+        kept.setdefault(int(row["c"]), []).append((int(row["n1"]), int(row["n2"])))
+    out = {}
+    for row in totals:
+        index, size1, size2 = int(row["c"]), int(row["t1"]), int(row["t2"])
+        if min(size1, size2) < DRIFT_MIN_SAMPLES:
+            continue
+        score = cramers_v_from_counts(kept.get(index, []), size1, size2)
+        if score is not None:
+            out[columns[index]] = score
+    return out
+
+
+def cramers_v_from_counts(kept: list[tuple[int, int]], size1: int, size2: int) -> float | None:
+    """Deepchecks' ``cramers_v`` (defaults of Feature Drift: no balancing, categories
+    under 1% of ``size1`` binned as "Other") from the (train, test) counts of the kept
+    categories and the two totals. None when it is not finite."""
+    from scipy.stats import chi2_contingency
+
+    counts1 = [a for a, _ in kept]
+    counts2 = [b for _, b in kept]
+    other1, other2 = size1 - sum(counts1), size2 - sum(counts2)
+    if other1 > DRIFT_MIN_CATEGORY_SIZE_RATIO * size1 or other2 > DRIFT_MIN_CATEGORY_SIZE_RATIO * size2:
+        counts1.append(other1)
+        counts2.append(other2)
+    if len(counts1) == 1:
+        return 0.0
+    dist1, dist2 = np.array(counts1, dtype=float), np.array(counts2, dtype=float)
+    sum1, sum2 = dist1.sum(), dist2.sum()
+    if sum1 > sum2:
+        dist1 = dist1 * (sum2 / sum1)
+    elif sum1 < sum2:
+        dist2 = dist2 * (sum1 / sum2)
+    matrix = np.vstack([np.round(dist1), np.round(dist2)]).astype(int)
+    matrix = matrix[:, (matrix != 0).any(axis=0)]
+    if matrix.shape[1] < 2:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chi2 = chi2_contingency(matrix)[0]
+        n = matrix.sum()
+        phi2 = chi2 / n
+        r, k = matrix.shape
+        phi2corr = max(0.0, phi2 - ((k - 1) * (r - 1)) / (n - 1))
+        rcorr = r - ((r - 1) ** 2) / (n - 1)
+        kcorr = k - ((k - 1) ** 2) / (n - 1)
+        value = float(np.sqrt(phi2corr / min(kcorr - 1, rcorr - 1)))
+    return value if np.isfinite(value) else None
+
+
+def _column_drift(train: Any, test: Any, features: list[str], cat_features: list[str],
+                  families: dict[str, str]) -> tuple[dict[str, float], dict[str, str]]:
+    """Full-table drift score and method per feature (see ``SplitComparison.column_drift``):
+    categorical features (``cat_features``) by Cramer's V, numeric and boolean ones by
+    the Kolmogorov-Smirnov statistic; other columns (text, dates) get none."""
+    cats = [c for c in features if c in set(cat_features)]
+    numeric = [c for c in features if c not in set(cat_features)
+               and families[c] in ("float", "number", "boolean")]
+    scores = _ks_scores(train, test, numeric)
+    methods = {c: KS_METHOD for c in scores}
+    cat_scores = _cramers_v_scores(train, test, cats, families)
+    scores.update(cat_scores)
+    methods.update({c: CRAMERS_V_METHOD for c in cat_scores})
+    ordered = [c for c in features if c in scores]
+    return {c: scores[c] for c in ordered}, {c: methods[c] for c in ordered}
 
 
 def _joint_family(a: str, b: str) -> str:
