@@ -303,6 +303,35 @@ def test_feature_drift_from_deepchecks_is_weighted_and_noise_corrected():
     assert assess("feature_drift", tiny)[0] == "info"
 
 
+def test_feature_drift_prefers_full_table_scores_at_the_full_row_counts():
+    """Spark input: per-feature drift over every row (SplitComparison.column_drift)
+    replaces Deepchecks' sample scores, with the noise floor at the full row counts and
+    Deepchecks' condition (every score < 0.2) applied to the full-table scores."""
+    sample_scores = {"a": 0.05, "b": 0.03, "c": 0.02, "d": 0.04}
+
+    def drift_signals(comparison=None, n_train=800_000, n_test=200_000):
+        data = artifact(n_train=n_train, n_test=n_test, sample_size=2_000,
+                        comparison=comparison,
+                        checks=[check("Feature Drift", "passed", 0.05, sample_scores)])
+        return [s for s in assess("feature_drift", data)[2] if s.source == "deepchecks"], data
+
+    assert drift_signals()[0] == []  # the pandas path: the sample's check passed
+    full = SplitComparison(
+        test_to_train_ratio=0.25,
+        column_drift={"a": 0.25, "b": 0.004, "c": 0.003, "d": 0.002},
+        column_drift_method={k: "Kolmogorov-Smirnov" for k in "abcd"},
+    )
+    signals, data = drift_signals(full)
+    assert [s.facts["feature"] for s in signals] == ["a"]
+    assert signals[0].facts["drift"] == 0.25 and signals[0].facts["drift_rows"] == "full tables"
+    assert "0.25" in RULES.get("feature_drift")().title(signals, data)
+    # the same score at 300 / 100 rows is within noise (1.95 sqrt(1/300 + 1/100) = 0.225)
+    assert drift_signals(full, n_train=300, n_test=100)[0] == []
+    # below Deepchecks' condition on the full tables (0.15 < 0.2): no failed check
+    weak = full.model_copy(update={"column_drift": {"a": 0.15, "b": 0.004}})
+    assert drift_signals(weak)[0] == []
+
+
 def test_feature_drift_multivariate_alone():
     values = {"domain_classifier_auc": 0.85, "a": 0.3, "b": 0.01}
     data = artifact(checks=[check("Multivariate Drift", value=0.7, values=values)])

@@ -5,7 +5,9 @@ training standard deviations, change of spread), discounts what sampling noise a
 produces at the splits' sizes, and weights each feature by how much the model relies on
 it: a shift in a feature the model ignores costs nothing. Deepchecks' per-feature drift
 scores (Kolmogorov-Smirnov / Cramer's V) and its domain-classifier Multivariate Drift
-corroborate, with the same noise floor.
+corroborate, with the same noise floor. With Spark input the per-feature scores are
+recomputed over every row of both full tables (``SplitComparison.column_drift``) and
+preferred, with the noise floor at the full row counts.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ PROPERTY_WEIGHT = 0.8
 COLUMN_DRIFT_CHECKS = ("Feature Drift", "Property Drift", "Image Property Drift")
 #: Deepchecks' whole-sample drift checks (a domain classifier on features / embeddings)
 MULTIVARIATE_CHECKS = ("Multivariate Drift", "Text Embeddings Drift", "Image Dataset Drift")
+#: Deepchecks Feature Drift's default condition: every feature's drift score below 0.2
+#: (applied to the full-table scores when the artifact holds them)
+FULL_TABLE_CONDITION = 0.2
 #: z-score of a shift at which it counts half (fully from NOISE_Z + 1, not below NOISE_Z - 1)
 NOISE_Z = 3.0
 #: a feature counts as drifted when its unweighted score reaches this
@@ -188,17 +193,39 @@ def _column_drift(artifact):
     return sorted(found, key=lambda item: (-item[0], item[1]["feature"]))
 
 
+def full_table_drift(artifact) -> dict[str, float]:
+    """Per-feature drift scores over every row of both full tables (Spark input,
+    ``SplitComparison.column_drift``); empty on the pandas path."""
+    comparison = artifact.dataset.comparison
+    return dict(comparison.column_drift) if comparison is not None else {}
+
+
+def _drift_scores(artifact, check) -> tuple[dict, float]:
+    """The per-feature drift scores and their noise floor: the full-table scores at the
+    full tables' row counts when present (Spark input), else the check's own, computed
+    on the rows it saw (``effective_rows``)."""
+    full = full_table_drift(artifact)
+    if full:
+        dataset = artifact.dataset
+        return full, two_sample_noise(dataset.train.n_rows, dataset.test.n_rows)
+    noise = two_sample_noise(effective_rows(artifact, "train"), effective_rows(artifact, "test"))
+    return check.values, noise
+
+
 def _check_drift(artifact):
-    """Per-feature (or per-property) Deepchecks drift scores beyond the noise floor,
-    weighted by importance."""
+    """Per-feature (or per-property) drift scores beyond the noise floor, weighted by
+    importance: Deepchecks' on its sample, or the same scores over the full tables when
+    the artifact holds them (:func:`full_table_drift`)."""
     check = next(filter(None, map(artifact.check, COLUMN_DRIFT_CHECKS)), None)
-    if check is None or check.outcome in ("errored", "skipped") or not check.values:
+    if check is None or check.outcome in ("errored", "skipped"):
+        return check, []
+    values, noise = _drift_scores(artifact, check)
+    if not values:
         return check, []
     dataset = artifact.dataset
     features = set(dataset.input_columns) - _skipped_columns(artifact)
-    noise = two_sample_noise(effective_rows(artifact, "train"), effective_rows(artifact, "test"))
     found = []
-    for name, drift in check.values.items():
+    for name, drift in values.items():
         if name not in features or drift is None or not math.isfinite(drift):
             continue
         raw = interp(drift - noise, DRIFT_SCORE)
@@ -263,8 +290,9 @@ class FeatureDrift(Rule):
         "relative to the mean (0 -> 0.5, 0.3x -> 0.65, 1x -> 0.9, 2x -> 1.0; 0.75 when "
         "unknown): an ignored feature's shift still signals another population. The strongest"
         " feature sets the score, +0.05 when 3 or more features drift, +0.1 when also 30% of "
-        "them. Deepchecks Feature Drift (KS / Cramer's V beyond 1.95 sqrt(1/n+1/m)) maps 0.1 "
-        "-> 0.2, 0.2 -> 0.4, 0.35 -> 0.6, 0.5 -> 0.75 with the same weights; Multivariate "
+        "them. Deepchecks Feature Drift (KS / Cramer's V beyond 1.95 sqrt(1/n+1/m); with Spark "
+        "input the same scores over every row of both tables, n and m their row counts) "
+        "maps 0.1 -> 0.2, 0.2 -> 0.4, 0.35 -> 0.6, 0.5 -> 0.75 with the same weights; Multivariate "
         "Drift (2 AUC - 1, less 1/sqrt(n_test)) 0.25 -> 0.25, 0.4 -> 0.45, 0.6 -> 0.65, "
         "weighted like its most useful feature (x0.8 when unknown). Everything x0.8 when the "
         "test score is within 0.02 of the training score (no impact yet)."
@@ -344,7 +372,14 @@ class FeatureDrift(Rule):
 
     def detect_deepchecks(self, artifact):
         check, drifted = _check_drift(artifact)
-        if drifted and check.outcome == "not_passed":
+        full = full_table_drift(artifact)
+        # Deepchecks' condition (drift score < 0.2 for every feature) judged on its
+        # sample; with full-table scores, the same condition on those
+        failed = (
+            any(v >= FULL_TABLE_CONDITION for v in full.values())
+            if full else check is not None and check.outcome == "not_passed"
+        )
+        if drifted and failed:
             score, facts = drifted[0]
             score *= performance_factor(artifact)
             if score >= 0.05:
@@ -355,6 +390,7 @@ class FeatureDrift(Rule):
                     feature=facts["feature"],
                     drift=facts["drift"],
                     n_drifted_check=len(drifted),
+                    **({"drift_rows": "full tables"} if full else {}),
                 )
         multi = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
         if multi is None or multi.outcome != "not_passed":
