@@ -349,6 +349,46 @@ def test_full_table_drift_scores_equal_scipy_and_deepchecks_on_every_row(spark):
     assert drift["color"] == pytest.approx(want, rel=1e-12) and want > 0
 
 
+def test_sentinel_shares_are_recomputed_over_the_full_tables(spark):
+    """A spike value found on the driver sample (sentinel_candidates) gets its share
+    over every row of train (what the missing_values rule reads) and of test."""
+    from mlflow_deepfix.schemas import Intervention
+    from mlflow_deepfix.testing.interventions import sentinel_candidates
+    from mlflow_deepfix.testing.spark_stats import _with_full_sentinel_shares
+
+    train = spark_table(spark, 5_000, seed=101).toPandas()
+    test = spark_table(spark, 2_000, seed=111).toPandas()
+    train.loc[train.index[:400], "x2"] = -999.0  # dense at the top: the "sample" over-counts
+    train.loc[train.index[400::25], "x2"] = -999.0
+    test.loc[test.index[::10], "x2"] = -999.0
+    train.loc[train.index[7], "x2"] = np.nan  # missing cells are not in the denominator
+    sample = train.iloc[:600]
+    (column, value, sample_share), = [
+        t for t in sentinel_candidates(sample, ["x1", "x2", "x3", "n_items"]) if t[0] == "x2"
+    ]
+    assert (column, value) == ("x2", -999.0)
+
+    def measured(kind: str) -> Intervention:
+        return Intervention(kind=kind, category="missing_values", target=column,
+                            metric="f1_macro", score_before=0.8, score_after=0.84, noise=0.01,
+                            values={"value": value, "share": round(sample_share, 4)})
+
+    others = Intervention(kind="drop_feature", category="leakage", target="x1",
+                          metric="f1_macro", values={"share": 0.5})
+    done = _with_full_sentinel_shares(
+        [measured("impute_sentinel"), measured("sentinel_rows"), others],
+        spark.createDataFrame(train), spark.createDataFrame(test),
+    )
+    full_train = (train["x2"] == -999.0).sum() / train["x2"].notna().sum()
+    full_test = (test["x2"] == -999.0).sum() / test["x2"].notna().sum()
+    assert abs(sample_share - full_train) > 0.3  # the sample's share is far off
+    for item in done[:2]:
+        assert item.values["share"] == pytest.approx(full_train, abs=1e-6)
+        assert item.values["test_share"] == pytest.approx(full_test, abs=1e-6)
+        assert item.values["sample_share"] == round(sample_share, 4)
+    assert done[2] == others  # other interventions are left alone
+
+
 def test_full_table_scores_from_the_confusion_table_equal_the_pandas_scores():
     rng = np.random.default_rng(3)
     y = rng.choice(["a", "b", "c"], size=5000, p=[0.6, 0.3, 0.1]).astype(object)
@@ -442,6 +482,9 @@ def test_a_spark_row_changed_outside_the_driver_sample_is_a_cache_miss(
     hit, first = evaluate(frame)
     assert hit == 0.0
     assert first["dataset"]["test"]["n_rows"] == 3_000
+    comparison = first["dataset"]["comparison"]  # full-table drift reaches the artifact
+    assert set(comparison["column_drift"]) == set(FEATURES)
+    assert comparison["column_drift_method"]["x1"] == "Kolmogorov-Smirnov"
 
     def no_spark_work(*args, **kwargs):
         raise AssertionError("full-table statistics recomputed on a cache hit")

@@ -849,6 +849,60 @@ def _regression_from_sums(predicted: Any) -> tuple[dict[str, float], dict[str, A
     return scores, update
 
 
+# ------------------------------------------------------------------------- sentinels
+
+#: interventions that carry a sentinel's share (``values["share"]``)
+SENTINEL_KINDS = ("impute_sentinel", "sentinel_rows")
+
+
+def sentinel_shares(table: Any, sentinels: dict[str, float]) -> dict[str, float]:
+    """Share of each column's non-missing values equal to its sentinel value (as the
+    driver-side ``sentinel_candidates`` defines it: numbers compared as double, NaN
+    missing), over every row of ``table``, in one Spark aggregation."""
+    from pyspark.sql import functions as F
+
+    families = _families_of(table)
+    present = [c for c in sentinels if c in families
+               and families[c] in ("float", "number", "boolean")]
+    if not present:
+        return {}
+    aggs = []
+    for i, name in enumerate(present):
+        observed = ~_missing(name, families[name])
+        hit = observed & (_c(name).cast("double") == F.lit(float(sentinels[name])))
+        aggs += [F.sum(observed.cast("long")).alias(f"n{i}"), F.sum(hit.cast("long")).alias(f"k{i}")]
+    row = table.agg(*aggs).first()
+    return {
+        name: int(row[f"k{i}"] or 0) / int(row[f"n{i}"])
+        for i, name in enumerate(present) if row[f"n{i}"]
+    }
+
+
+def _with_full_sentinel_shares(interventions: list[Any], train: Any, test: Any) -> list[Any]:
+    """The sentinel interventions (found and measured on the driver sample) with the
+    share of the spike value over the full train table (``share``, what the rules
+    read) and the full test table (``test_share``); the sample's is kept as
+    ``sample_share``."""
+    sentinels = {i.target: float(i.values["value"]) for i in interventions
+                 if i.kind in SENTINEL_KINDS and "value" in i.values}
+    if not sentinels or train is None:
+        return interventions
+    train_shares = sentinel_shares(train, sentinels)
+    test_shares = sentinel_shares(test, sentinels)
+    out = []
+    for item in interventions:
+        if item.kind in SENTINEL_KINDS and item.target in train_shares:
+            values = dict(item.values)
+            if "share" in values:
+                values["sample_share"] = values["share"]
+            values["share"] = round(train_shares[item.target], 6)
+            if item.target in test_shares:
+                values["test_share"] = round(test_shares[item.target], 6)
+            item = item.model_copy(update={"values": values})
+        out.append(item)
+    return out
+
+
 # ---------------------------------------------------------------------------- entry
 
 
@@ -876,6 +930,22 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
             f"Full-table statistics in Spark errored ({detail}); the statistics describe "
             "the driver sample."
         )
+    if any(i.kind in SENTINEL_KINDS for i in artifact.interventions):
+        started = time.perf_counter()
+        try:
+            update["interventions"] = _with_full_sentinel_shares(
+                list(artifact.interventions), train, full.test
+            )
+            logger.info("deepfix: full-table sentinel shares in Spark: %.1fs",
+                        time.perf_counter() - started)
+        except Exception as error:  # noqa: BLE001 - the sample shares remain usable
+            logger.warning("full-table sentinel shares in Spark failed: %r", error)
+            detail = f"{type(error).__name__}: {error}"[:240]
+            full.errors.append(f"sentinel shares: {detail}")
+            notes.append(
+                f"Full-table sentinel shares in Spark errored ({detail}); the shares of "
+                "spike values describe the driver sample."
+            )
     if artifact.performance.test_score is not None or artifact.performance.scores:
         started = time.perf_counter()
         try:
