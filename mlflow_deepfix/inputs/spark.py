@@ -513,7 +513,8 @@ def prepare_tables(
     )
     notes.append(
         "Spark input: deepfix's statistics (counts, missing values, quantiles, duplicates, "
-        "overlap, label shares, unseen categories) and the test performance cover every row, "
+        "overlap, label shares, unseen categories, per-feature drift scores, sentinel "
+        "shares) and the test performance cover every row, "
         f"computed in Spark; Deepchecks, the baseline ladder, probes and interventions saw a "
         f"seeded, label-stratified sample of {seen}."
     )

@@ -15,6 +15,12 @@ relative error ``1 / APPROX_QUANTILE_ACCURACY`` above; rows are identified by
 ``xxhash64`` over canonical forms of the feature columns (numbers as double, a missing
 flag per column) instead of pandas' row hash.
 
+The per-feature drift scores (``SplitComparison.column_drift``) follow Deepchecks'
+Feature Drift with its defaults, over every row: the exact two-sample
+Kolmogorov-Smirnov statistic for numeric features, the bias-corrected Cramer's V for
+categorical ones; the share of each sentinel value the interventions measured is
+recomputed over the full train and test tables.
+
 Kept from the sample, by design: the target association (a sample statistic in the
 pandas path too), dtypes, column kinds of non-text columns, the columns only in one
 split and dtype changes (the sample has the table's schema), and the row-order part of
