@@ -44,7 +44,9 @@ from mlflow_deepfix.inputs.spark import (
 )
 from mlflow_deepfix.testing.performance import summarize_performance
 from mlflow_deepfix.testing.spark_stats import (
+    KS_APPROX_ERROR,
     _classification_from_confusion,
+    _column_drift,
     full_table_summary,
 )
 from mlflow_deepfix.testing.stats import summarize_dataset
@@ -347,6 +349,15 @@ def test_full_table_drift_scores_equal_scipy_and_deepchecks_on_every_row(spark):
                      min_category_size_ratio=0.01, max_num_categories=None, sort_by="difference")
     assert method["color"] == "Cramer's V"
     assert drift["color"] == pytest.approx(want, rel=1e-12) and want > 0
+    assert summary.comparison.column_drift_error == 0.0
+    # large tables: KS from 1,000 quantiles of each split, within the stated bound
+    tables = spark.createDataFrame(train), spark.createDataFrame(test)
+    families = {c: ("string" if c == "color" else "float") for c in features}
+    approx, _ = _column_drift(*tables, features, ["color"], families, exact=False)
+    for name in ["x1", "x2", "x3", "n_items"]:
+        assert abs(approx[name] - drift[name]) <= KS_APPROX_ERROR, name
+    assert approx["color"] == drift["color"]
+    assert KS_APPROX_ERROR == pytest.approx(0.0012)
 
 
 def test_sentinel_shares_are_recomputed_over_the_full_tables(spark):
