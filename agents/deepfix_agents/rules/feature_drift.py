@@ -370,6 +370,28 @@ class FeatureDrift(Rule):
             **facts,
         )
 
+    def _full_table_signal(self, artifact, check, score, facts, n_drifted):
+        """The drift score measured over every row of both Spark tables: its own
+        evidence text, since the sample's Deepchecks check may have passed."""
+        comparison = artifact.dataset.comparison
+        feature, drift = facts["feature"], facts["drift"]
+        method = comparison.column_drift_method.get(feature, "drift score")
+        return self.signal(
+            "dataset",
+            score=score,
+            confidence=0.7,
+            detail=(
+                f"{method} of {feature!r} over every row of both tables: {drift:.3f} "
+                f"(Deepchecks Feature Drift's condition: below {FULL_TABLE_CONDITION})"
+            ),
+            value=drift,
+            check=check.name if check is not None else None,
+            feature=feature,
+            drift=drift,
+            n_drifted_check=n_drifted,
+            drift_rows="full tables",
+        )
+
     def detect_deepchecks(self, artifact):
         check, drifted = _check_drift(artifact)
         full = full_table_drift(artifact)
@@ -382,7 +404,9 @@ class FeatureDrift(Rule):
         if drifted and failed:
             score, facts = drifted[0]
             score *= performance_factor(artifact)
-            if score >= 0.05:
+            if score >= 0.05 and full:
+                yield self._full_table_signal(artifact, check, score, facts, len(drifted))
+            elif score >= 0.05:
                 yield self.check_signal(
                     check,
                     score=score,
@@ -390,7 +414,6 @@ class FeatureDrift(Rule):
                     feature=facts["feature"],
                     drift=facts["drift"],
                     n_drifted_check=len(drifted),
-                    **({"drift_rows": "full tables"} if full else {}),
                 )
         multi = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
         if multi is None or multi.outcome != "not_passed":
