@@ -99,6 +99,68 @@ def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
     assert "colour" in first.not_perturbed and "meaning" in first.not_perturbed["colour"]
 
 
+def test_discrete_numeric_scales_only_move_to_observed_levels():
+    """Fair (1978) holds only few-valued float scales (years of schooling 9, 12, 14, 16,
+    17, 20). Gaussian noise gave a nearest-neighbour model values between the levels
+    that never occur, and it flipped on them; now a scale moves only to an adjacent
+    observed level, and only where the noise makes that a small change."""
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mlflow_deepfix.bench.corpus.datasets import fair
+
+    data = fair()
+    frame, target = data.frame, data.target
+    scales = [c for c in frame.columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
+    assert "educ" in scales and frame["educ"].nunique() == 6
+    rng = np.random.default_rng(0)
+    frame = frame.assign(income=rng.lognormal(10, 0.5, len(frame)))  # a continuous column
+    features = [*scales, "income"]
+    train = frame.sample(frac=0.7, random_state=0)
+    test = frame.drop(train.index)
+    model = make_pipeline(StandardScaler(), KNeighborsClassifier(5)).fit(train[features],
+                                                                        train[target])
+    seen = []
+
+    def predict(rows):
+        seen.append(rows.copy())
+        return model.predict(rows[features])
+
+    summary = measure_robustness(predict, test, target=target, task="binary_classification",
+                                 feature_names=features, cat_features=[], reference=train,
+                                 seed=0)
+    perturbed = pd.concat(seen[1:])
+    for name in scales:
+        assert set(perturbed[name].unique()) <= set(train[name].unique()), name
+    # levels far apart relative to the noise are not crossed: not perturbed, with a reason
+    assert "discrete scale of 6 values" in summary.not_perturbed["educ"]
+    by_name = {f.feature: f for f in summary.features}
+    assert "educ" not in by_name
+    assert all(by_name[n].flip_rate <= 0.02 for n in scales if n in by_name)
+    # the continuous column still gets noise: values that were not there before
+    assert "snapped" not in by_name["income"].perturbation
+    assert not set(perturbed["income"].round(6)) <= set(test["income"].round(6))
+
+    # a 10-level integer code not declared categorical, whose levels the noise does
+    # cross (4.6% of rows at a spread of 5 codes): perturbed, only to observed codes, and
+    # the flips it causes are the code's
+    code = _code_frame(0)
+    code["code"] = 100 + (code["code"] - 100) // 4  # 10 codes, 100..109
+    effect = np.random.default_rng(1).choice([0, 1], 10)
+    code["label"] = effect[code["code"] - 100]
+    tree = DecisionTreeClassifier(random_state=0).fit(code[["code", "smooth"]], code["label"])
+    seen.clear()
+    fragile = measure_robustness(
+        lambda rows: (seen.append(rows.copy()), tree.predict(rows[["code", "smooth"]]))[1],
+        code, target="label", task="binary_classification", feature_names=["code", "smooth"],
+        cat_features=[], seed=0,
+    )
+    assert set(pd.concat(seen)["code"].unique()) <= set(range(100, 110))
+    assert "snapped to the 10 observed levels" in fragile.features[0].perturbation
+    assert fragile.features[0].feature == "code" and fragile.features[0].flip_rate > 0
+
+
 def test_continuous_outputs_of_a_classifier_are_not_counted_as_flips():
     frame = _code_frame(0, n=600)
     regressor = LinearRegression().fit(frame[["code", "smooth"]], frame["label"])
