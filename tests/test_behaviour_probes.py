@@ -217,6 +217,53 @@ def test_a_confidently_wrong_slice_is_found_and_described_in_words():
     assert top.rate_low > summary.confident_error_rate + 0.3
 
 
+def _claimed(seed, slice_top, slice_error, rest_top, rest_error, n=3000, n_slice=400):
+    """Rows whose predictions claim ``*_top`` and are wrong for exactly ``*_error`` of them,
+    in a slice ``group = s`` and elsewhere; the label is made from the prediction."""
+    rng = np.random.default_rng(seed)
+    inside = np.arange(n) < n_slice
+    top = np.where(inside, slice_top, rest_top)
+    wrong = np.zeros(n, dtype=bool)
+    for where, share in ((np.flatnonzero(inside), slice_error),
+                         (np.flatnonzero(~inside), rest_error)):
+        wrong[rng.choice(where, int(round(share * where.size)), replace=False)] = True
+    predicted = rng.integers(0, 2, n)
+    frame = pd.DataFrame({"group": np.where(inside, "s", rng.choice(["a", "b"], n)),
+                          "x": rng.normal(0, 1, n),
+                          "label": np.where(wrong, 1 - predicted, predicted)})
+    proba = np.where(predicted[:, None] == 1, np.column_stack([1 - top, top]),
+                     np.column_stack([top, 1 - top]))
+    return measure_confidence(frame, target="label", proba=proba, predicted=predicted,
+                              feature_names=["group", "x"], cat_features=["group"])
+
+
+def test_a_slice_is_overconfident_when_its_errors_exceed_what_the_model_claims_there():
+    # says 0.99 on the slice and is wrong 10% of the time there; says 0.85 elsewhere and
+    # is wrong 15% (calibrated): the slice errs less often than the rest, yet ten times
+    # as often as it claims
+    sure = _claimed(0, slice_top=0.99, slice_error=0.10, rest_top=0.85, rest_error=0.15)
+    over = [s for s in sure.slices if s.kind == "overconfident"]
+    assert over and over[0].description == "group = s"
+    assert over[0].mean_confidence == pytest.approx(0.99)
+    assert over[0].overall_rate == pytest.approx(0.01, abs=0.005)  # the claim, no global gap
+    assert over[0].rate == pytest.approx(0.10) and over[0].rate_low > 0.05
+
+    # borderline rows said 0.82 and wrong 18% of the time are calibrated, however rarely
+    # the sure rows elsewhere (said 0.99, wrong 1%) are wrong
+    borderline = _claimed(1, slice_top=0.82, slice_error=0.18, rest_top=0.99, rest_error=0.01)
+    assert not [s for s in borderline.slices if s.kind == "overconfident"]
+
+    # overconfident everywhere (says 0.95, wrong 20%): poor calibration, not a slice
+    everywhere = _claimed(2, slice_top=0.95, slice_error=0.20, rest_top=0.95, rest_error=0.20)
+    assert not [s for s in everywhere.slices if s.kind == "overconfident"]
+    assert everywhere.confident_error_rate == pytest.approx(0.2, abs=0.005)
+    # ... but a slice that is worse than that global overconfidence still stands out
+    worse = _claimed(3, slice_top=0.95, slice_error=0.45, rest_top=0.95, rest_error=0.20)
+    over = [s for s in worse.slices if s.kind == "overconfident"]
+    assert over and over[0].description == "group = s"
+    assert over[0].overall_rate == pytest.approx(0.2, abs=0.02)
+
+
 # --------------------------------------------------------------------------- fairness
 
 
