@@ -102,8 +102,11 @@ def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
 def test_discrete_numeric_scales_only_move_to_observed_levels():
     """Fair (1978) holds only few-valued float scales (years of schooling 9, 12, 14, 16,
     17, 20). Gaussian noise gave a nearest-neighbour model values between the levels
-    that never occur, and it flipped on them; now a scale moves only to an adjacent
-    observed level, and only where the noise makes that a small change."""
+    that never occur, and a swap of every row to the neighbouring level (educ is
+    categorical by inference: 6 whole values) moved people by years of schooling; the
+    model flipped on both. Now a scale moves only to an adjacent observed level, and only
+    where the noise makes that a small change."""
+    from mlflow_deepfix.testing.stats import infer_cat_features
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -127,9 +130,11 @@ def test_discrete_numeric_scales_only_move_to_observed_levels():
         seen.append(rows.copy())
         return model.predict(rows[features])
 
+    inferred = infer_cat_features(test, features)
+    assert "educ" in inferred
     summary = measure_robustness(predict, test, target=target, task="binary_classification",
-                                 feature_names=features, cat_features=[], reference=train,
-                                 seed=0)
+                                 feature_names=features, cat_features=inferred,
+                                 reference=train, seed=0, declared_cat_features=[])
     perturbed = pd.concat(seen[1:])
     for name in scales:
         assert set(perturbed[name].unique()) <= set(train[name].unique()), name
@@ -141,6 +146,11 @@ def test_discrete_numeric_scales_only_move_to_observed_levels():
     # the continuous column still gets noise: values that were not there before
     assert "snapped" not in by_name["income"].perturbation
     assert not set(perturbed["income"].round(6)) <= set(test["income"].round(6))
+    # declared by the user, the same column is a code: swapped to the neighbouring level
+    declared = measure_robustness(predict, test, target=target, task="binary_classification",
+                                  feature_names=features, cat_features=inferred,
+                                  reference=train, seed=0, declared_cat_features=inferred)
+    assert {f.feature: f for f in declared.features}["educ"].perturbation.startswith("swap")
 
     # a 10-level integer code not declared categorical, whose levels the noise does
     # cross (4.6% of rows at a spread of 5 codes): perturbed, only to observed codes, and

@@ -24,7 +24,13 @@ sample of the evaluation rows (at most :data:`MAX_ROWS`):
   integer-coded categories with at least :data:`MIN_LEVELS` levels holding
   :data:`MIN_LEVEL_SHARE` of the rows each: the next level up or down). Unordered labels
   ("rent", "own") and short scales (a 0/1 flag) are left as they are: a swap there
-  changes what the row says, so a changed prediction would not be fragility;
+  changes what the row says, so a changed prediction would not be fragility. Only
+  categories the user *declared* are swapped so: a declared integer code (a site or
+  branch code) is a label whose order means nothing, and a model that flips between
+  neighbouring codes reads it as a number. Numbers that are categorical only by the
+  evaluator's inference (few whole values) are quantities on a discrete scale (years
+  of schooling), where moving every row a whole level (12 -> 14 years) is no small
+  change: they are perturbed as discrete scales (below);
 * text: typos (two adjacent letters swapped), case, punctuation and whitespace;
 * images: brightness (+8% of the range), contrast (x0.9) and a one-pixel shift.
 
@@ -301,11 +307,14 @@ def measure_robustness(
     content_column: str | None = None,
     seed: int = 0,
     max_rows: int = MAX_ROWS,
+    declared_cat_features: list[str] | None = None,
 ) -> RobustnessSummary:
     """Flip rate and score drop under small perturbations, per input and all together.
 
     ``predict`` takes a frame of the evaluation rows (every column but the target);
     ``reference`` (the training split, else ``test``) gives each feature's spread.
+    ``declared_cat_features``: those of ``cat_features`` the user declared (``None``: all
+    of them); a numeric column categorical by inference only is a discrete scale.
     """
     from mlflow_deepfix.testing.stats.sampling import sample_index
 
@@ -334,7 +343,13 @@ def measure_robustness(
         )
         for name in ranked[:MAX_FEATURES]:
             source = reference[name] if name in reference.columns else test[name]
-            if name in cat_features:
+            inferred_number = (
+                declared_cat_features is not None
+                and name not in declared_cat_features
+                and pd.api.types.is_numeric_dtype(source.dtype)
+                and not pd.api.types.is_bool_dtype(source.dtype)
+            )
+            if name in cat_features and not inferred_number:
                 made = _neighbour_swap(source)
                 kind = "categorical"
             else:
