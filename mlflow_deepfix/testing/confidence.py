@@ -171,6 +171,9 @@ def measure_confidence(
             return None
         wrong = int((mask & ~right).sum())
         low, high = wilson(wrong, n)
+        # the expected rate is at least the claimed one: most slices stop here, cheaply
+        if low <= 1.0 - float(top[mask].mean()) + MIN_EXCESS:
+            return None
         expected = expected_rate(candidate.mask)
         if low <= expected + MIN_EXCESS:
             return None
