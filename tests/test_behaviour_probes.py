@@ -118,8 +118,9 @@ def test_discrete_numeric_scales_only_move_to_observed_levels():
     scales = [c for c in frame.columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
     assert "educ" in scales and frame["educ"].nunique() == 6
     rng = np.random.default_rng(0)
-    frame = frame.assign(income=rng.lognormal(10, 0.5, len(frame)))  # a continuous column
-    features = [*scales, "income"]
+    # a continuous column, and a constant one (whose float std is a rounding error > 0)
+    frame = frame.assign(income=rng.lognormal(10, 0.5, len(frame)), stuck=0.1)
+    features = [*scales, "income", "stuck"]
     train = frame.sample(frac=0.7, random_state=0)
     test = frame.drop(train.index)
     model = make_pipeline(StandardScaler(), KNeighborsClassifier(5)).fit(train[features],
@@ -140,6 +141,7 @@ def test_discrete_numeric_scales_only_move_to_observed_levels():
         assert set(perturbed[name].unique()) <= set(train[name].unique()), name
     # levels far apart relative to the noise are not crossed: not perturbed, with a reason
     assert "discrete scale of 6 values" in summary.not_perturbed["educ"]
+    assert summary.not_perturbed["stuck"] == "no spread to perturb within"
     by_name = {f.feature: f for f in summary.features}
     assert "educ" not in by_name
     assert all(by_name[n].flip_rate <= 0.02 for n in scales if n in by_name)

@@ -120,6 +120,8 @@ def _numeric_noise(reference: pd.Series) -> tuple[str, Callable] | str | None:
     values = pd.to_numeric(reference, errors="coerce").to_numpy(dtype=float)
     values = values[np.isfinite(values)]
     levels = np.unique(values)
+    if levels.size < 2:  # a constant (its std can be a rounding error above zero)
+        return None
     if levels.size <= MAX_SCALE_LEVELS and values.size >= MIN_REPEATS * levels.size:
         return _discrete_scale_noise(values, levels, sigma)
     integral = pd.api.types.is_integer_dtype(reference.dtype) or bool(
