@@ -107,6 +107,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{kind:10s} probes {label:3s}: {_cells(s)}   (n single={s.n_buggy}, "
                       f"two-bug={s.n_two_bug}, clean={s.n_clean}, invalid={s.n_invalid}, "
                       f"errors={s.n_errors})")
+    # the DEV / HELD-OUT halves of the corpus datasets (benchmarks/corpus_split.json):
+    # rules are read and fitted on DEV; HELD-OUT is the result
+    split = json.loads(Path(__file__).with_name("corpus_split.json").read_text())
+    for half in ("dev", "held_out"):
+        names = set(split[half])
+        for label in ("on", "off"):
+            part = [o for o in result[label]["outcomes"] if o.dataset in names]
+            s = score(part)
+            result[label][f"rules_{half}"] = s
+            print(f"{'rules ' + half:16s} probes {label:3s}: {_cells(s)}   (n single="
+                  f"{s.n_buggy}, two-bug={s.n_two_bug}, clean={s.n_clean}, "
+                  f"invalid={s.n_invalid}, errors={s.n_errors})")
     print(f"\n{'category':24s}  {'probes on':28s}  {'probes off':28s}")
     for name, on in result["on"]["per_category"].items():
         off = result["off"]["per_category"].get(name)
@@ -125,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
 
         args.json.write_text(json.dumps({
             label: {"rules": asdict(r["rules"]),
+                    **{f"rules_{h}": asdict(r[f"rules_{h}"]) for h in ("dev", "held_out")},
                     "calibrated": asdict(r["calibrated"]) if r["calibrated"] else None,
                     "per_category": {k: asdict(v) for k, v in r["per_category"].items()}}
             for label, r in result.items()}, indent=1), encoding="utf-8")

@@ -426,10 +426,11 @@ class SliceConfidence(_Model):
     rate: float
     rate_low: float
     rate_high: float
-    #: overconfident: the rate expected in the slice from the confident-error rate of
-    #: each predicted class outside it (so a model that is overconfident about one class
-    #: everywhere is a calibration problem, not a slice); underconfident: the accuracy
-    #: on all rows
+    #: overconfident: the rate expected in the slice: the error rate the model claims
+    #: there (one minus ``mean_confidence``) plus the overconfidence it shows outside the
+    #: slice on the same class and confidence band (so a model that is overconfident
+    #: everywhere, or about one class, is a calibration problem, not a slice);
+    #: underconfident: the accuracy on all rows
     overall_rate: float
     mean_confidence: float
     #: overconfident: share of every confident wrong prediction that falls in the slice

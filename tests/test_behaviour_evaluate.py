@@ -85,7 +85,7 @@ def test_overconfident_slice_end_to_end_and_deterministic(tracking_uri):
     top = first["findings"][0]
     assert top["category"] == "overconfident_slice" and "channel = partner and tenure_years >" in top["title"]
     assert artifact["confidence"]["slices"][0]["kind"] == "overconfident"
-    assert "Confidence by slice" in report
+    assert "Confidence by slice" in report and "claimed vs observed" in report
 
     def key(doc):
         return [(f["category"], f["severity"], f["title"], f["confidence"]) for f in doc["findings"]]

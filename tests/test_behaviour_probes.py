@@ -99,6 +99,80 @@ def test_robustness_is_deterministic_and_leaves_unordered_categories_alone():
     assert "colour" in first.not_perturbed and "meaning" in first.not_perturbed["colour"]
 
 
+def test_discrete_numeric_scales_only_move_to_observed_levels():
+    """Fair (1978) holds only few-valued float scales (years of schooling 9, 12, 14, 16,
+    17, 20). Gaussian noise gave a nearest-neighbour model values between the levels
+    that never occur, and a swap of every row to the neighbouring level (educ is
+    categorical by inference: 6 whole values) moved people by years of schooling; the
+    model flipped on both. Now a scale moves only to an adjacent observed level, and only
+    where the noise makes that a small change."""
+    from mlflow_deepfix.testing.stats import infer_cat_features
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mlflow_deepfix.bench.corpus.datasets import fair
+
+    data = fair()
+    frame, target = data.frame, data.target
+    scales = [c for c in frame.columns if c != target and pd.api.types.is_numeric_dtype(frame[c])]
+    assert "educ" in scales and frame["educ"].nunique() == 6
+    rng = np.random.default_rng(0)
+    # a continuous column, and a constant one (whose float std is a rounding error > 0)
+    frame = frame.assign(income=rng.lognormal(10, 0.5, len(frame)), stuck=0.1)
+    features = [*scales, "income", "stuck"]
+    train = frame.sample(frac=0.7, random_state=0)
+    test = frame.drop(train.index)
+    model = make_pipeline(StandardScaler(), KNeighborsClassifier(5)).fit(train[features],
+                                                                        train[target])
+    seen = []
+
+    def predict(rows):
+        seen.append(rows.copy())
+        return model.predict(rows[features])
+
+    inferred = infer_cat_features(test, features)
+    assert "educ" in inferred
+    summary = measure_robustness(predict, test, target=target, task="binary_classification",
+                                 feature_names=features, cat_features=inferred,
+                                 reference=train, seed=0, declared_cat_features=[])
+    perturbed = pd.concat(seen[1:])
+    for name in scales:
+        assert set(perturbed[name].unique()) <= set(train[name].unique()), name
+    # levels far apart relative to the noise are not crossed: not perturbed, with a reason
+    assert "discrete scale of 6 values" in summary.not_perturbed["educ"]
+    assert summary.not_perturbed["stuck"] == "no spread to perturb within"
+    by_name = {f.feature: f for f in summary.features}
+    assert "educ" not in by_name
+    assert all(by_name[n].flip_rate <= 0.02 for n in scales if n in by_name)
+    # the continuous column still gets noise: values that were not there before
+    assert "snapped" not in by_name["income"].perturbation
+    assert not set(perturbed["income"].round(6)) <= set(test["income"].round(6))
+    # declared by the user, the same column is a code: swapped to the neighbouring level
+    declared = measure_robustness(predict, test, target=target, task="binary_classification",
+                                  feature_names=features, cat_features=inferred,
+                                  reference=train, seed=0, declared_cat_features=inferred)
+    assert {f.feature: f for f in declared.features}["educ"].perturbation.startswith("swap")
+
+    # a 10-level integer code not declared categorical, whose levels the noise does
+    # cross (4.6% of rows at a spread of 5 codes): perturbed, only to observed codes, and
+    # the flips it causes are the code's
+    code = _code_frame(0)
+    code["code"] = 100 + (code["code"] - 100) // 4  # 10 codes, 100..109
+    effect = np.random.default_rng(1).choice([0, 1], 10)
+    code["label"] = effect[code["code"] - 100]
+    tree = DecisionTreeClassifier(random_state=0).fit(code[["code", "smooth"]], code["label"])
+    seen.clear()
+    fragile = measure_robustness(
+        lambda rows: (seen.append(rows.copy()), tree.predict(rows[["code", "smooth"]]))[1],
+        code, target="label", task="binary_classification", feature_names=["code", "smooth"],
+        cat_features=[], seed=0,
+    )
+    assert set(pd.concat(seen)["code"].unique()) <= set(range(100, 110))
+    assert "snapped to the 10 observed levels" in fragile.features[0].perturbation
+    assert fragile.features[0].feature == "code" and fragile.features[0].flip_rate > 0
+
+
 def test_continuous_outputs_of_a_classifier_are_not_counted_as_flips():
     frame = _code_frame(0, n=600)
     regressor = LinearRegression().fit(frame[["code", "smooth"]], frame["label"])
@@ -153,6 +227,53 @@ def test_a_confidently_wrong_slice_is_found_and_described_in_words():
     assert set(top.features) == {"age", "smoker"}
     assert "smoker = yes" in top.description and "age >" in top.description
     assert top.rate_low > summary.confident_error_rate + 0.3
+
+
+def _claimed(seed, slice_top, slice_error, rest_top, rest_error, n=3000, n_slice=400):
+    """Rows whose predictions claim ``*_top`` and are wrong for exactly ``*_error`` of them,
+    in a slice ``group = s`` and elsewhere; the label is made from the prediction."""
+    rng = np.random.default_rng(seed)
+    inside = np.arange(n) < n_slice
+    top = np.where(inside, slice_top, rest_top)
+    wrong = np.zeros(n, dtype=bool)
+    for where, share in ((np.flatnonzero(inside), slice_error),
+                         (np.flatnonzero(~inside), rest_error)):
+        wrong[rng.choice(where, int(round(share * where.size)), replace=False)] = True
+    predicted = rng.integers(0, 2, n)
+    frame = pd.DataFrame({"group": np.where(inside, "s", rng.choice(["a", "b"], n)),
+                          "x": rng.normal(0, 1, n),
+                          "label": np.where(wrong, 1 - predicted, predicted)})
+    proba = np.where(predicted[:, None] == 1, np.column_stack([1 - top, top]),
+                     np.column_stack([top, 1 - top]))
+    return measure_confidence(frame, target="label", proba=proba, predicted=predicted,
+                              feature_names=["group", "x"], cat_features=["group"])
+
+
+def test_a_slice_is_overconfident_when_its_errors_exceed_what_the_model_claims_there():
+    # says 0.99 on the slice and is wrong 10% of the time there; says 0.85 elsewhere and
+    # is wrong 15% (calibrated): the slice errs less often than the rest, yet ten times
+    # as often as it claims
+    sure = _claimed(0, slice_top=0.99, slice_error=0.10, rest_top=0.85, rest_error=0.15)
+    over = [s for s in sure.slices if s.kind == "overconfident"]
+    assert over and over[0].description == "group = s"
+    assert over[0].mean_confidence == pytest.approx(0.99)
+    assert over[0].overall_rate == pytest.approx(0.01, abs=0.005)  # the claim, no global gap
+    assert over[0].rate == pytest.approx(0.10) and over[0].rate_low > 0.05
+
+    # borderline rows said 0.82 and wrong 18% of the time are calibrated, however rarely
+    # the sure rows elsewhere (said 0.99, wrong 1%) are wrong
+    borderline = _claimed(1, slice_top=0.82, slice_error=0.18, rest_top=0.99, rest_error=0.01)
+    assert not [s for s in borderline.slices if s.kind == "overconfident"]
+
+    # overconfident everywhere (says 0.95, wrong 20%): poor calibration, not a slice
+    everywhere = _claimed(2, slice_top=0.95, slice_error=0.20, rest_top=0.95, rest_error=0.20)
+    assert not [s for s in everywhere.slices if s.kind == "overconfident"]
+    assert everywhere.confident_error_rate == pytest.approx(0.2, abs=0.005)
+    # ... but a slice that is worse than that global overconfidence still stands out
+    worse = _claimed(3, slice_top=0.95, slice_error=0.45, rest_top=0.95, rest_error=0.20)
+    over = [s for s in worse.slices if s.kind == "overconfident"]
+    assert over and over[0].description == "group = s"
+    assert over[0].overall_rate == pytest.approx(0.2, abs=0.02)
 
 
 # --------------------------------------------------------------------------- fairness

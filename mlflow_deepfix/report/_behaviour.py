@@ -56,15 +56,18 @@ def _confidence(data: ArtifactData) -> dict[str, Any] | None:
     if summary is None:
         return None
     slices = summary.slices[:TOP_N]
-    rows = [(s.description, [s.rate]) for s in slices if s.kind == "overconfident"]
-    if rows:
-        rows.insert(0, ("all rows", [summary.confident_error_rate]))
+    # what the model claims on each slice (one minus its mean confidence there) next to
+    # what it achieves: the comparison the slice search makes
+    rows = [
+        (s.description, [1.0 - s.mean_confidence, s.rate])
+        for s in slices
+        if s.kind == "overconfident"
+    ]
     chart = _charts.bar_chart(
-        "share of confident predictions that are wrong, per slice",
+        "share of confident predictions that are wrong, per slice: claimed vs observed",
         rows,
-        [("confident errors", "bar-drift")],
+        [("claimed (1 - mean confidence)", "bar-baseline"), ("observed", "bar-drift")],
         value_text=fmt_percent,
-        highlight={0: "bar-baseline"} if rows else None,
     )
     return {"summary": summary, "chart": chart, "slices": slices}
 

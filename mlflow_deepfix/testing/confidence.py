@@ -5,13 +5,25 @@ model that is well calibrated overall but *confidently wrong on one group* ("age
 and smoker = yes: 40% of confident predictions wrong"), which is the case a user acts
 on with full trust. This module searches simple slices of the evaluation rows (each
 categorical level, the lower and upper quartile of each numeric feature, and pairs of
-the most suspicious single slices), counts confident predictions (top probability >=
-:data:`CONFIDENT`) and how many of them are wrong, with a Wilson interval, and keeps the
-slices whose rate stands out beyond that interval from the rate expected of them (the
-confident-error rate of the same predicted class outside the slice: a model
-overconfident about one class everywhere has a calibration problem, not a weak slice). Slices where
-the model hedges (top probability < :data:`UNSURE` on average) while being right almost
-always are kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
+the most suspicious single slices) and compares, on the slice's confident predictions
+(top probability >= :data:`CONFIDENT`), what the model *claims* (its mean top
+probability: a claimed error rate of one minus it) with what it *achieves* (the observed
+error rate, with a Wilson interval). Comparing with the claim, not with the error rate
+of other rows, matters both ways: a slice where the model says 0.99 and is wrong one
+time in ten is overconfident even if rows elsewhere (said 0.85) are wrong more often,
+and a slice of borderline rows said 0.82 and wrong one time in five is calibrated even
+if rows elsewhere (said 0.99) are almost never wrong.
+
+Global miscalibration stays ``poor_calibration``'s: the expected error rate of a slice
+is its claimed error rate plus the overconfidence (observed minus claimed error rate,
+when positive) the model shows *outside* the slice on predictions of the same class in
+the same confidence band (:data:`CONFIDENCE_BANDS`; with fewer than :data:`MIN_ROWS`
+such rows, the same class at any confidence, then every confident row). A model that
+is overconfident everywhere, or about one class everywhere, therefore has no slice; a
+slice is kept when the lower end of its interval clears that expected rate by
+:data:`MIN_EXCESS`. Slices where the model hedges (top probability < :data:`UNSURE` on
+average) while the lower end of its accuracy interval lies well above that claim are
+kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
 :data:`MAX_FEATURES` features, pairs among the best :data:`PAIR_POOL` single slices.
 """
 
@@ -34,8 +46,11 @@ UNSURE = 0.65
 MIN_ROWS = 30
 MAX_LEVELS = 20
 Z = 1.96
-#: a slice is listed when its interval clears the overall rate by this much
+#: a slice is listed when its interval clears the expected rate by this much
 MIN_EXCESS = 0.02
+#: confidence bands in which the model's overconfidence outside a slice is measured
+#: (a model may be calibrated at 0.85 and overconfident at 0.99)
+CONFIDENCE_BANDS = (0.9, 0.95, 0.99)
 
 
 def wilson(successes: int, n: int, z: float = Z) -> tuple[float, float]:
@@ -108,25 +123,38 @@ def measure_confidence(
     overall_wrong = confident_wrong.sum() / n_confident if n_confident else 0.0
     labels = np.asarray(predicted)[keep].astype(str)
     classes = np.unique(labels[confident])
+    band = np.digitize(top, CONFIDENCE_BANDS)
+
+    def overconfidence(where: np.ndarray) -> float:
+        """Observed minus claimed error rate of the confident rows in ``where`` (>= 0:
+        an underconfident rest of the data lowers no slice's expectation)."""
+        n_where = int(where.sum())
+        if not n_where:
+            return 0.0
+        observed = confident_wrong[where].sum() / n_where
+        claimed = 1.0 - float(top[where].mean())
+        return max(0.0, float(observed) - claimed)
 
     def expected_rate(mask: np.ndarray) -> float:
-        """The confident-error rate the slice would have if its confident predictions
-        of each class were as often wrong as those of the same class *outside* it: a
-        model overconfident about one class everywhere is a calibration problem, not a
-        slice."""
+        """The confident-error rate the model claims on the slice (one minus its mean top
+        probability there), plus the overconfidence it shows *outside* the slice on the
+        same class in the same confidence band: global miscalibration, or one class's,
+        is ``poor_calibration``'s, not a slice's."""
         outside = confident & ~mask
         inside = mask & confident
         total = 0.0
         for c in classes:
-            n_in = int((inside & (labels == c)).sum())
-            if not n_in:
-                continue
-            # too few confident predictions of the class elsewhere: its rate on all rows
-            # (slice included): without a comparison, the class is the suspect
-            where = outside if (outside & (labels == c)).sum() >= MIN_ROWS else confident
-            n_where = int((where & (labels == c)).sum())
-            rate = (confident_wrong & where & (labels == c)).sum() / max(n_where, 1)
-            total += n_in * float(rate)
+            of_class = labels == c
+            for b in np.unique(band[inside & of_class]):
+                rows = inside & of_class & (band == b)
+                # the closest comparison with enough rows: same class and band outside,
+                # same class outside, else every confident row (the slice included:
+                # without a comparison, the model as a whole is the suspect)
+                for where in (outside & of_class & (band == b), outside & of_class, confident):
+                    if where.sum() >= MIN_ROWS or where is confident:
+                        break
+                claimed = 1.0 - float(top[rows].mean())
+                total += int(rows.sum()) * (claimed + overconfidence(where))
         return total / max(int(inside.sum()), 1)
     overall_right = float(right.mean())
 
@@ -143,6 +171,9 @@ def measure_confidence(
             return None
         wrong = int((mask & ~right).sum())
         low, high = wilson(wrong, n)
+        # the expected rate is at least the claimed one: most slices stop here, cheaply
+        if low <= 1.0 - float(top[mask].mean()) + MIN_EXCESS:
+            return None
         expected = expected_rate(candidate.mask)
         if low <= expected + MIN_EXCESS:
             return None

@@ -83,6 +83,7 @@ def run_probes(
             modality=inputs.modality,
             content_column=content,
             seed=config.seed,
+            declared_cat_features=list(inputs.cat_features or []),
         ),
     )
     if predictions.proba_test is not None and task != "regression":

@@ -7,12 +7,30 @@ sample of the evaluation rows (at most :data:`MAX_ROWS`):
 
 * numeric features: Gaussian noise of :data:`NOISE_FRACTION` x the feature's spread
   (inter-quartile range on the training data, else its standard deviation); integer
-  columns stay integers;
+  columns (and float columns holding only whole numbers) stay whole numbers;
+* numeric features on a *discrete scale* (at most :data:`MAX_SCALE_LEVELS` distinct
+  values, each seen :data:`MIN_REPEATS` times on average: years of schooling 9, 12, 14,
+  16, 17, 20; a 1-5 rating; a count of children) are never given values between their
+  levels: such values never occur in real data, and a model that only ever saw the
+  levels (a nearest-neighbour model breaking distance ties, a tree splitting between
+  two levels) may answer them arbitrarily, which is a property of the probe, not of the
+  model. The same noise is drawn, and a row moves to the adjacent observed level only
+  when the noise carries it past the midpoint between the two levels, so a move
+  happens as often as the noise makes it a small change on that scale (levels far apart
+  relative to the spread are almost never crossed). When the noise would move fewer
+  than :data:`MIN_MOVED_SHARE` of the rows, the column is not perturbed at all and the
+  reason is reported (a move to another level there is a different case, not a wobble);
 * categorical features: a swap to the *neighbouring* frequent level (ordered or
   integer-coded categories with at least :data:`MIN_LEVELS` levels holding
   :data:`MIN_LEVEL_SHARE` of the rows each: the next level up or down). Unordered labels
   ("rent", "own") and short scales (a 0/1 flag) are left as they are: a swap there
-  changes what the row says, so a changed prediction would not be fragility;
+  changes what the row says, so a changed prediction would not be fragility. Only
+  categories the user *declared* are swapped so: a declared integer code (a site or
+  branch code) is a label whose order means nothing, and a model that flips between
+  neighbouring codes reads it as a number. Numbers that are categorical only by the
+  evaluator's inference (few whole values) are quantities on a discrete scale (years
+  of schooling), where moving every row a whole level (12 -> 14 years) is no small
+  change: they are perturbed as discrete scales (below);
 * text: typos (two adjacent letters swapped), case, punctuation and whitespace;
 * images: brightness (+8% of the range), contrast (x0.9) and a one-pixel shift.
 
@@ -41,6 +59,15 @@ MIN_LEVEL_SHARE = 0.02
 #: a neighbouring level is a *small* change only on a scale of this many levels (an
 #: adjacent age band of eight); on a shorter scale it changes what the row says
 MIN_LEVELS = 5
+#: a numeric column with at most this many distinct values is a discrete scale (the
+#: same bound as the categorical levels of the confidence slices) ...
+MAX_SCALE_LEVELS = 20
+#: ... when each value is seen this many times on average (a continuous column of a
+#: small reference sample has few distinct values only because it has few rows)
+MIN_REPEATS = 5
+#: a discrete scale whose levels the noise would cross for fewer than this share of
+#: the rows is not perturbed (the noise cannot make a realistic small change there)
+MIN_MOVED_SHARE = 0.01
 #: regression: a prediction "flips" when it moves by more than this x std(target)
 REGRESSION_FLIP = 0.2
 _PUNCTUATION = set(string.punctuation)
@@ -82,21 +109,86 @@ def _spread(reference: pd.Series) -> float:
     return float(q75 - q25) if q75 > q25 else float(values.std())
 
 
-def _numeric_noise(reference: pd.Series) -> tuple[str, Callable] | None:
+def _numeric_noise(reference: pd.Series) -> tuple[str, Callable] | str | None:
+    """Noise within a fraction of the spread; snapped to the observed levels on a
+    discrete scale (see the module docstring), or a reason why the column is left alone.
+    ``None`` when the column has no spread."""
     spread = _spread(reference)
     if spread <= 0:
         return None
-    integral = pd.api.types.is_integer_dtype(reference.dtype)
+    sigma = NOISE_FRACTION * spread
+    values = pd.to_numeric(reference, errors="coerce").to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    levels = np.unique(values)
+    if levels.size < 2:  # a constant (its std can be a rounding error above zero)
+        return None
+    if levels.size <= MAX_SCALE_LEVELS and values.size >= MIN_REPEATS * levels.size:
+        return _discrete_scale_noise(values, levels, sigma)
+    integral = pd.api.types.is_integer_dtype(reference.dtype) or bool(
+        values.size and np.all(values == np.round(values))
+    )
 
     def perturb(column: pd.Series, rng: np.random.Generator) -> pd.Series:
         values = column.to_numpy(dtype=float, na_value=np.nan)
-        noisy = values + rng.normal(0.0, NOISE_FRACTION * spread, size=values.size)
+        noisy = values + rng.normal(0.0, sigma, size=values.size)
         if integral:
             noisy = np.round(noisy)
-            return pd.Series(noisy, index=column.index).astype(column.dtype, errors="ignore")
+            if pd.api.types.is_integer_dtype(column.dtype):
+                return pd.Series(noisy, index=column.index).astype(column.dtype, errors="ignore")
         return pd.Series(noisy, index=column.index, dtype=float)
 
     return f"noise of {NOISE_FRACTION:.0%} of its spread", perturb
+
+
+def moved_share(values: np.ndarray, levels: np.ndarray, sigma: float) -> float:
+    """Expected share of ``values`` (each one of ``levels``, sorted) that Gaussian noise
+    of ``sigma`` carries past the midpoint to a neighbouring level."""
+    from math import erfc, sqrt
+
+    if levels.size < 2 or sigma <= 0:
+        return 0.0
+    midpoints = (levels[:-1] + levels[1:]) / 2.0
+    lower = np.concatenate([[-np.inf], midpoints])
+    upper = np.concatenate([midpoints, [np.inf]])
+
+    def tail(distance: float) -> float:  # P(noise > distance)
+        return 0.0 if not np.isfinite(distance) else 0.5 * erfc(distance / (sigma * sqrt(2.0)))
+
+    per_level = np.array([tail(v - lo) + tail(hi - v) for v, lo, hi in zip(levels, lower, upper)])
+    counts = np.searchsorted(levels, values)
+    return float(per_level[counts].mean()) if values.size else 0.0
+
+
+def _discrete_scale_noise(
+    values: np.ndarray, levels: np.ndarray, sigma: float
+) -> tuple[str, Callable] | str:
+    share = moved_share(values, levels, sigma)
+    if share < MIN_MOVED_SHARE:
+        return (
+            f"a discrete scale of {levels.size} values: noise of {NOISE_FRACTION:.0%} of "
+            f"its spread would move {share:.1%} of rows to another level (values in "
+            "between never occur); another level is a different case, not a wobble"
+        )
+    midpoints = (levels[:-1] + levels[1:]) / 2.0
+
+    def perturb(column: pd.Series, rng: np.random.Generator) -> pd.Series:
+        original = column.to_numpy(dtype=float, na_value=np.nan)
+        noisy = original + rng.normal(0.0, sigma, size=original.size)
+        finite = np.isfinite(original)
+        # the level each value sits at, and the level the noise carries it to: a row
+        # changes only when the two differ (an unseen test value is not snapped unless moved)
+        at = np.searchsorted(midpoints, np.where(finite, original, 0.0))
+        to = np.searchsorted(midpoints, np.where(finite, noisy, 0.0))
+        moved = finite & (at != to)
+        out = np.where(moved, levels[np.clip(to, 0, levels.size - 1)], original)
+        if pd.api.types.is_integer_dtype(column.dtype):
+            return pd.Series(out, index=column.index).astype(column.dtype, errors="ignore")
+        return pd.Series(out, index=column.index, dtype=float)
+
+    return (
+        f"noise of {NOISE_FRACTION:.0%} of its spread, snapped to the {levels.size} "
+        "observed levels", perturb
+    )
 
 
 def _neighbour_swap(reference: pd.Series) -> tuple[str, Callable] | str:
@@ -217,11 +309,14 @@ def measure_robustness(
     content_column: str | None = None,
     seed: int = 0,
     max_rows: int = MAX_ROWS,
+    declared_cat_features: list[str] | None = None,
 ) -> RobustnessSummary:
     """Flip rate and score drop under small perturbations, per input and all together.
 
     ``predict`` takes a frame of the evaluation rows (every column but the target);
     ``reference`` (the training split, else ``test``) gives each feature's spread.
+    ``declared_cat_features``: those of ``cat_features`` the user declared (``None``: all
+    of them); a numeric column categorical by inference only is a discrete scale.
     """
     from mlflow_deepfix.testing.stats.sampling import sample_index
 
@@ -250,7 +345,13 @@ def measure_robustness(
         )
         for name in ranked[:MAX_FEATURES]:
             source = reference[name] if name in reference.columns else test[name]
-            if name in cat_features:
+            inferred_number = (
+                declared_cat_features is not None
+                and name not in declared_cat_features
+                and pd.api.types.is_numeric_dtype(source.dtype)
+                and not pd.api.types.is_bool_dtype(source.dtype)
+            )
+            if name in cat_features and not inferred_number:
                 made = _neighbour_swap(source)
                 kind = "categorical"
             else:

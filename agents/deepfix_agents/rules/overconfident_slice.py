@@ -6,8 +6,11 @@ while a model that is well calibrated on average but sure and wrong on one group
 (``age > 62 and smoker = yes``) needs that group fixed (data, features, an
 interaction), and a global recalibration would hide it. Evidence is the testing step's
 slice search (``artifact.confidence``); a slice counts when the Wilson interval of its
-confident-error rate lies above the overall rate. Needlessly unsure slices are reported
-too, never above ``low``: hedging costs review time, not wrong decisions.
+confident-error rate lies above the error rate the model *claims* there (one minus its
+mean top probability on the slice) plus the overconfidence it shows outside the slice
+on the same class and confidence band (global miscalibration stays
+``poor_calibration``'s). Needlessly unsure slices are reported too, never above
+``low``: hedging costs review time, not wrong decisions.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 
-#: lower bound of the slice's confident-error rate minus the overall rate -> score
+#: lower bound of the slice's confident-error rate minus its expected rate -> score
 #: (an excess of 0.1 is ten more wrong answers in every hundred trusted ones)
 EXCESS_SCORE = ((0.03, 0.0), (0.1, 0.45), (0.2, 0.6), (0.35, 0.75), (0.5, 0.85))
 #: the slice's share of the evaluation rows -> multiplier
@@ -60,8 +63,9 @@ class OverconfidentSlice(Rule):
     )
     severity_policy = (
         "Lower end of the Wilson interval of the slice's confident-error rate (top probability"
-        " >= 0.8) minus the rate expected from the confident-error rate of each predicted "
-        "class outside the slice: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
+        " >= 0.8) minus the rate expected there: the error rate the model claims on the "
+        "slice (one minus its mean top probability) plus the overconfidence it shows outside "
+        "the slice on the same class and confidence band: 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, "
         "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
         "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
         "Underconfident slices (mean top probability < 0.65 while the lower end of the "
@@ -81,7 +85,7 @@ class OverconfidentSlice(Rule):
                     f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
                     f"{item.n_confident} confident predictions wrong (95% interval "
                     f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
-                    "expected from the same classes elsewhere"
+                    f"expected (the model claims {item.mean_confidence:.2f} there)"
                 )
             else:
                 score = min(
@@ -152,7 +156,8 @@ class OverconfidentSlice(Rule):
         overall = self.fact(signals, "overall") or 0.0
         return (
             f"On {where} the model makes many mistakes while reporting high confidence, far "
-            f"more than the {pct(overall)} of confident predictions that are wrong overall. "
+            f"more than the {pct(overall)} its own confidence there (and its calibration "
+            "elsewhere) would lead one to expect. "
             "Those are the predictions that are acted on without review. The model has likely "
             "learned a pattern that does not hold for this group (too few of its rows in "
             "training, or an interaction the model cannot express)."
