@@ -534,30 +534,22 @@ def test_overfitting_lag_within_test_noise_is_no_measured_harm():
     assert "within noise" not in signals[0].evidence.detail
 
 
-def test_overfitting_benign_gap_stays_low_whatever_deepchecks_says():
-    """A boosted model with a train R2 of 1.0 and a test R2 of 0.35 that still beats the
-    linear baseline: the gap is memorisation that costs nothing measurable, so a failed
-    Train Test Performance (140% degradation) may not lift it to medium."""
+def test_overfitting_lag_is_tested_on_the_raw_scores():
+    """An unregularised KNN regressor with a test R2 of -1.96 (noise 0.34: a model that
+    bad scores erratically) behind a linear baseline at 0.16: both clip to similar values
+    but the raw lag of 2.1 is six standard errors, so the gap counts fully (medium or
+    worse), and the evidence does not call it within noise."""
     perf = PerformanceSummary(
-        metric="r2", train_score=1.0, test_score=0.35, prediction_spread_ratio=1.0
+        metric="r2", train_score=1.0, test_score=-1.96, prediction_spread_ratio=1.0
     )
     baselines = [
         BaselineResult(name="dummy_mean", metric="r2", cv_score=0.0, test_score=0.0),
-        BaselineResult(name="linear", metric="r2", cv_score=0.34, test_score=0.34),
+        BaselineResult(name="linear", metric="r2", cv_score=0.2, test_score=0.16),
     ]
-    data = artifact(
-        task="regression", performance=perf, baselines=baselines, n_test=360,
-        checks=[check("Train Test Performance", value=1.4)],
-    )
-    severity, _, signals = assess("overfitting", _with_chance_noise(data, 0.05))
-    assert severity in HEALTHY
-    own = next(s for s in signals if s.source == "model")
-    assert max(s.score for s in signals) == own.score
-    # the same gap behind the baseline by 10 standard errors is harm, and medium or worse
-    behind = data.model_copy(update={"baselines": [
-        baselines[0], BaselineResult(name="linear", metric="r2", cv_score=0.95, test_score=0.95),
-    ]})
-    assert assess("overfitting", _with_chance_noise(behind, 0.05))[0] not in HEALTHY
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    severity, _, signals = assess("overfitting", _with_chance_noise(data, 0.34))
+    assert severity not in HEALTHY
+    assert "within noise" not in signals[0].evidence.detail
 
 
 def test_overfitting_deepchecks_is_capped_by_our_own_score():

@@ -102,10 +102,13 @@ def _own(artifact) -> dict | None:
     noise = lag_noise(artifact)
     if best is not None:
         lag = _clip(best.test_score) - _clip(test)
-        # a lag within the noise of the test score is no measured lag
-        factor = interp(lag if lag > LAG_NOISE_UNITS * noise else 0.0, LAG_FACTOR)
+        # a lag within the noise of the test score is no measured lag; the noise is in
+        # the metric's own units, so the raw scores are compared with it (an R2 far below
+        # zero lags clearly even though both clip to similar values)
+        within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
+        factor = interp(0.0 if within_noise else lag, LAG_FACTOR)
     else:
-        lag, factor = None, NO_BASELINE_FACTOR
+        lag, factor, within_noise = None, NO_BASELINE_FACTOR, False
     return {
         "train_score": train,
         "test_score": test,
@@ -115,6 +118,7 @@ def _own(artifact) -> dict | None:
         "score": score * factor,
         "lag": lag,
         "lag_noise": noise,
+        "lag_within_noise": within_noise,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
     }
@@ -155,12 +159,12 @@ class Overfitting(Rule):
         "Multiplied by the impact factor: x0.4 when the model's test score is at least as "
         "good as the best simple baseline's or lags it by no more than 2 standard errors of "
         "the test score (benign memorisation; the standard error is the chance-level "
-        "measurement's noise, else 0.5/sqrt(n_test)), rising to x1.0 at a lag of 0.05 or "
-        "more; x0.8 without baselines. Deepchecks Train Test Performance "
+        "measurement's noise, else 0.5/sqrt(n_test), and the raw scores are compared with "
+        "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; x0.8 "
+        "without baselines. Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
-        "own score + 0.05 when we have one (at our own score when the lag is within noise, "
-        "so benign memorisation stays low). Training history (epochs): the validation "
+        "own score + 0.05 when we have one. Training history (epochs): the validation "
         "accuracy lost "
         "between its best epoch and the last, once beyond its noise (max(2, sqrt(2 ln "
         "epochs)) paired standard errors on the `val_rows` validation rows, else on the "
@@ -181,7 +185,7 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
-            if own["lag"] is not None and own["lag"] <= LAG_NOISE_UNITS * own["lag_noise"]:
+            if own["lag_within_noise"]:
                 detail += (
                     f" (within noise: {LAG_NOISE_UNITS:g} standard errors of the test score are "
                     f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
@@ -271,13 +275,7 @@ class Overfitting(Rule):
 
     def detect_deepchecks(self, artifact):
         own = _own(artifact)
-        cap = None
-        if own is not None:
-            # a degradation from train to test cannot tell harmful from benign
-            # memorisation; when the baselines measured no test score given away (a lag
-            # within noise) it adds nothing to our own score, else it may add a little
-            benign = own["lag"] is not None and own["lag"] <= LAG_NOISE_UNITS * own["lag_noise"]
-            cap = own["score"] + (0.0 if benign else 0.05)
+        cap = None if own is None else own["score"] + 0.05
         for name, table in (
             ("Train Test Performance", DEGRADATION_SCORE),
             ("Boosting Overfit", BOOSTING_SCORE),
