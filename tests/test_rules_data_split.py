@@ -821,3 +821,39 @@ def test_rules_are_deterministic(category):
     )
     first, second = finding(category, art), finding(category, art)
     assert first == second
+
+
+# --------------------------------------------------------------------------- train_test_overlap
+
+
+def _overlap_case(columns_train, columns_test, share, *, mix=None):
+    checks = [] if mix is None else [failed("Train Test Samples Mix", value=mix,
+                                            suite="train_test_validation")]
+    return artifact(
+        columns_train, columns_test, n_train=840, n_test=360, checks=checks,
+        comparison=SplitComparison(test_to_train_ratio=360 / 840, overlap_fraction=share),
+    )
+
+
+def test_overlap_of_continuous_features_is_a_leak():
+    """No two rows of continuous features coincide by chance: 10% shared rows is high."""
+    found = finding("train_test_overlap", _overlap_case(None, None, 0.10, mix=0.08))
+    assert found["severity"] == "high"
+    assert "expected by chance" not in found["title"] + found["explanation"]
+
+
+def test_overlap_expected_from_few_distinct_feature_values_is_damped():
+    """A survey with 5 columns of ~4-6 answers has ~3,000 possible feature rows: 840
+    training rows make ~24% of test rows coincide with one by chance, so 10% shared rows
+    (and Deepchecks' 7% mix) are natural repeats of common profiles: low, said so. The
+    same share with continuous features stays high (previous test)."""
+    columns = [cat(f"q{i}", n_unique=5, top_fraction=0.2) for i in range(5)]
+    art = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.10, mix=0.07)
+    found = finding("train_test_overlap", art)
+    assert found is not None and found["severity"] == "low"
+    rule = RULES.get("train_test_overlap")()
+    details = [s.evidence.detail for s in rule.detect("dataset", art)]
+    assert any("expected by chance" in d for d in details)
+    # far more shared rows than chance explains is a leak even on such data
+    leaked = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.6, mix=0.6)
+    assert finding("train_test_overlap", leaked)["severity"] == "critical"

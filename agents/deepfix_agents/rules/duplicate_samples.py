@@ -38,6 +38,17 @@ def expected_collision_rate(split, feature_names) -> float:
     n = split.n_rows
     if n <= 1:
         return 0.0
+    log_cells = feature_cells(split, feature_names)
+    if log_cells is None:
+        return 0.0
+    cells = math.exp(log_cells)
+    distinct = cells * -math.expm1(-n / cells)
+    return max(0.0, min(1.0, 1.0 - distinct / n))
+
+
+def feature_cells(split, feature_names) -> float | None:
+    """Log of ``C``, the number of distinct feature rows ``split``'s columns can take
+    (see :func:`expected_collision_rate`); None when it is astronomically large."""
     features = set(feature_names)
     log_cells = 0.0
     for column in split.columns:
@@ -48,10 +59,23 @@ def expected_collision_rate(split, feature_names) -> float:
             effective = min(effective, 1.0 / column.top_fraction)
         log_cells += math.log(max(effective, 1.0))
         if log_cells > 60:  # astronomically many cells: no chance collisions
-            return 0.0
-    cells = math.exp(log_cells)
-    distinct = cells * -math.expm1(-n / cells)
-    return max(0.0, min(1.0, 1.0 - distinct / n))
+            return None
+    return log_cells
+
+
+def expected_chance_overlap(artifact) -> float:
+    """Share of test rows expected to find a training row with the same features by
+    chance alone: ``1 - exp(-n_train / C)`` with ``C`` the training split's feature
+    cells (:func:`feature_cells`). Zero for text and images (content is compared, and
+    two different documents never coincide) and when there is no training split."""
+    dataset = artifact.dataset
+    train = dataset.train
+    if dataset.content_column or train is None or train.n_rows < 1:
+        return 0.0
+    log_cells = feature_cells(train, dataset.feature_names)
+    if log_cells is None:
+        return 0.0
+    return -math.expm1(-train.n_rows / math.exp(log_cells))
 
 
 @register_rule

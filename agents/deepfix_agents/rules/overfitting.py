@@ -17,8 +17,12 @@ from deepfix_agents.rules.underfitting import best_baseline
 
 #: train - test gap on the main metric (beyond noise) -> score
 GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
-#: how far the model's test score lags the best simple baseline -> multiplier of the gap score
+#: how far the model's test score lags the best simple baseline -> multiplier of the gap
+#: score; a lag within ``LAG_NOISE_UNITS`` standard errors (:func:`lag_noise`) counts as 0
 LAG_FACTOR = ((0.0, 0.4), (0.05, 1.0))
+#: a lag within this many standard errors of the test score is no measured harm: two
+#: models scored on the same rows of a small test split differ by that much by chance
+LAG_NOISE_UNITS = 2.0
 #: without baselines we cannot tell harmful from benign memorisation
 NO_BASELINE_FACTOR = 0.8
 #: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
@@ -63,6 +67,18 @@ def epoch_noise(best: float, last: float, n_rows: int, n_points: int) -> float:
     return z * math.sqrt(errors / max(n_rows, 1))
 
 
+def lag_noise(artifact) -> float:
+    """Standard error of the model's main test score at this test split's size: the
+    ``chance_level`` measurement's noise (classification: the spread of the model's
+    predictions scored against permuted labels; regression: the bootstrap standard error
+    of its gain over predicting the training mean), else the worst-case margin of a
+    proportion (:func:`noise_margin`)."""
+    chance = artifact.intervention("chance_level")
+    if chance is not None and chance.noise is not None and math.isfinite(chance.noise):
+        return float(chance.noise)
+    return noise_margin(artifact.dataset.test.n_rows)
+
+
 def _clip(score: float) -> float:
     """R2 below 0 is "worse than the mean" however negative: scores are clipped to
     [0, 1] so that a model that is bad everywhere does not read as a gap."""
@@ -83,11 +99,16 @@ def _own(artifact) -> dict | None:
         shift = max(0.0, _clip(best.cv_score) - _clip(best.test_score))
     margin = noise_margin(artifact.dataset.test.n_rows)
     score = interp(gap - shift - margin, GAP_SCORE)
+    noise = lag_noise(artifact)
     if best is not None:
         lag = _clip(best.test_score) - _clip(test)
-        factor = interp(lag, LAG_FACTOR)
+        # a lag within the noise of the test score is no measured lag; the noise is in
+        # the metric's own units, so the raw scores are compared with it (an R2 far below
+        # zero lags clearly even though both clip to similar values)
+        within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
+        factor = interp(0.0 if within_noise else lag, LAG_FACTOR)
     else:
-        lag, factor = None, NO_BASELINE_FACTOR
+        lag, factor, within_noise = None, NO_BASELINE_FACTOR, False
     return {
         "train_score": train,
         "test_score": test,
@@ -96,6 +117,8 @@ def _own(artifact) -> dict | None:
         "metric": performance.metric or "score",
         "score": score * factor,
         "lag": lag,
+        "lag_noise": noise,
+        "lag_within_noise": within_noise,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
     }
@@ -134,11 +157,15 @@ class Overfitting(Rule):
         "shifted split hurts every model: not overfitting), less a noise margin of "
         "0.5/sqrt(n_test): 0.1 -> 0.25, 0.15 -> 0.4, 0.25 -> 0.6, 0.4 -> 0.8, 0.6 -> 0.9. "
         "Multiplied by the impact factor: x0.4 when the model's test score is at least as "
-        "good as the best simple baseline's (benign memorisation), rising to x1.0 when it "
-        "lags by 0.05 or more; x0.8 without baselines. Deepchecks Train Test Performance "
+        "good as the best simple baseline's or lags it by no more than 2 standard errors of "
+        "the test score (benign memorisation; the standard error is the chance-level "
+        "measurement's noise, else 0.5/sqrt(n_test), and the raw scores are compared with "
+        "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; x0.8 "
+        "without baselines. Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
-        "own score when we have one. Training history (epochs): the validation accuracy lost "
+        "own score + 0.05 when we have one. Training history (epochs): the validation "
+        "accuracy lost "
         "between its best epoch and the last, once beyond its noise (max(2, sqrt(2 ln "
         "epochs)) paired standard errors on the `val_rows` validation rows, else on the "
         "test set's size) (0.03 -> 0.25, 0.06 -> 0.45, 0.1 -> 0.6, 0.2 -> "
@@ -158,6 +185,12 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
+            if own["lag_within_noise"]:
+                detail += (
+                    f" (within noise: {LAG_NOISE_UNITS:g} standard errors of the test score are "
+                    f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
+                    "measurable test score"
+                )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
         small = artifact.dataset.test.n_rows < 100

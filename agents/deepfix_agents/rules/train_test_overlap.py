@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.duplicate_samples import expected_chance_overlap
 
 #: overlap share -> impact score
 OVERLAP_SCORE = ((0.005, 0.15), (0.02, 0.3), (0.05, 0.45), (0.1, 0.65), (0.2, 0.85), (0.5, 1.0))
 #: shared rows predicted no better than the others (within this many noise units): the
 #: overlap does not inflate this model's score, the finding is capped at low
 NOISE_UNITS = 2.0
+#: when the features take so few distinct values that chance alone explains at least half
+#: of the shared rows (:func:`expected_chance_overlap`), they are mostly natural repeats
+#: of common profiles, not leaked rows (as for duplicates within a split); natural repeats
+#: are also the typical, easy rows, so their better score does not prove memorisation
+NATURAL_FACTOR = 0.5
 HARMLESS_CAP = 0.35
 
 
@@ -41,7 +47,10 @@ class TrainTestOverlap(Rule):
         "5% -> 0.45, 10% -> 0.65, 20% -> 0.85 (critical), 50% -> 1.0. Measured (tabular): "
         "when the shared test rows are predicted no better than the others (within 2 noise "
         "units), the overlap does not inflate this model's score (natural repeats with their "
-        "own labels) and the finding is capped at 0.35 (low)."
+        "own labels) and the finding is capped at 0.35 (low). When the features take so few "
+        "distinct values that chance alone explains at least half of the shared rows "
+        "(expected share 1 - exp(-n_train / C), C the number of distinct feature rows the "
+        "training columns can take), the score is halved: natural repeats of common profiles."
     )
     explains = ("duplicate_samples", "conflicting_labels")
 
@@ -119,28 +128,48 @@ class TrainTestOverlap(Rule):
             return min(best, HARMLESS_CAP)
         return best
 
+    def natural(self, artifact, share: float) -> tuple[float, bool]:
+        """(share of test rows expected to coincide with a training row by chance, whether
+        chance explains at least half of ``share``)."""
+        expected = expected_chance_overlap(artifact)
+        return expected, share > 0 and expected >= 0.5 * share
+
     def detect_dataset(self, artifact):
         comparison = artifact.dataset.comparison
         if comparison is None or comparison.overlap_fraction <= 0:
             return
         share = comparison.overlap_fraction
+        expected, natural = self.natural(artifact, share)
+        detail = (
+            f"{pct(share)} of test {self.samples(artifact)} have an identical "
+            f"{'(normalised) copy' if artifact.dataset.content_column else 'feature row'} "
+            "in train"
+        )
+        if natural:
+            detail += (
+                f" ({pct(expected)} expected by chance: the features take few distinct values,"
+                " so common profiles repeat)"
+            )
         yield self.signal(
             "dataset",
-            score=interp(share, OVERLAP_SCORE),
-            confidence=0.95,
-            detail=(
-                f"{pct(share)} of test {self.samples(artifact)} have an identical "
-                f"{'(normalised) copy' if artifact.dataset.content_column else 'feature row'} "
-                "in train"
-            ),
+            score=interp(share, OVERLAP_SCORE) * (NATURAL_FACTOR if natural else 1.0),
+            confidence=0.6 if natural else 0.95,
+            detail=detail,
             value=share,
             share=share,
+            natural=natural,
         )
 
     def detect_deepchecks(self, artifact):
-        return self.failed_check_share(
+        for signal in self.failed_check_share(
             artifact, "Train Test Samples Mix", OVERLAP_SCORE, confidence=0.85
-        )
+        ):
+            if self.natural(artifact, signal.facts.get("share") or 0.0)[1]:
+                signal = signal.model_copy(update={
+                    "score": round(signal.score * NATURAL_FACTOR, 4),
+                    "facts": {**signal.facts, "natural": True},
+                })
+            yield signal
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)
