@@ -15,6 +15,7 @@ from mlflow_deepfix.testing.confidence import measure_confidence, wilson
 from mlflow_deepfix.testing.fairness import measure_fairness, newcombe_low
 from mlflow_deepfix.testing.robustness import measure_robustness
 from mlflow_deepfix.schemas import (
+    CATEGORY_LAYERS,
     ArtifactData,
     ConfidenceSummary,
     DatasetSummary,
@@ -530,3 +531,60 @@ def test_spurious_correlation_needs_a_significant_break_and_discounts_drift():
     assert a.score == pytest.approx(0.7) and b.score == pytest.approx(0.35)
     finding = next(f for f in reason(_signals(stable), stable) if f.category == "spurious_correlation")
     assert finding.layer == "split" and "not ordinary drift" in finding.explanation
+
+
+def _spread_fragility(rates):
+    """Per-input flip rates ``{feature: rate}``, most fragile first."""
+    items = sorted(rates.items(), key=lambda kv: -kv[1])
+    return RobustnessSummary(
+        n_rows=500, metric="accuracy", base_score=0.9, flip_rate=items[0][1], score_drop=0.05,
+        features=[FeatureFragility(feature=name, kind="numeric", perturbation="noise",
+                                   flip_rate=rate, score_drop=rate / 2) for name, rate in items],
+    )
+
+
+def _overfitting_signal():
+    from deepfix_agents.signals import Signal
+    from mlflow_deepfix.schemas import Evidence
+
+    detail = "f1_macro is 0.99 on train but 0.70 on test (gap 0.29)"
+    return Signal(category="overfitting", source="model", score=0.85, confidence=0.9,
+                  evidence=Evidence(source="model", detail=detail, value=0.29))
+
+
+def test_a_fragile_input_is_its_own_finding_not_folded_into_an_unrelated_overfitting_gap():
+    # one code column flips predictions, the other inputs are calm: the fragility is
+    # localised in 'code', which the overfitting gap does not name -> two findings
+    local = _spread_fragility({"code": 0.5, "a": 0.01, "b": 0.02, "c": 0.0})
+    artifact = _artifact(robustness=local)
+    assert RULES.get("fragile_predictions")().subjects([], artifact) == ("code",)
+    findings = reason([*_signals(artifact), _overfitting_signal()], artifact)
+    categories = [f.category for f in findings]
+    assert "fragile_predictions" in categories and "overfitting" in categories
+    overfit = next(f for f in findings if f.category == "overfitting")
+    assert not any("symptom (fragile_predictions)" in e.detail for e in overfit.evidence)
+    # a model rough on every input: nothing localises the flips, the gap explains them
+    rough = _spread_fragility({"code": 0.5, "a": 0.45, "b": 0.4, "c": 0.3})
+    artifact = _artifact(robustness=rough)
+    assert RULES.get("fragile_predictions")().subjects([], artifact) == ()
+    findings = reason([*_signals(artifact), _overfitting_signal()], artifact)
+    assert [f.category for f in findings] == ["overfitting"]
+    assert any("symptom (fragile_predictions)" in e.detail for e in findings[0].evidence)
+
+
+def test_a_localised_symptom_is_folded_only_into_a_cause_naming_one_of_its_inputs():
+    from deepfix_agents.reasoner import explain_symptoms, linked
+    from mlflow_deepfix.schemas import Finding
+
+    def finding(category, severity):
+        return Finding(category=category, layer=CATEGORY_LAYERS[category], title=category,
+                       severity=severity, confidence=0.8, explanation=category)
+
+    findings = [finding("overfitting", "high"), finding("overconfident_slice", "medium")]
+    named = {"overconfident_slice": ("age", "smoker")}
+    assert not linked("overfitting", "overconfident_slice", named)
+    kept = explain_symptoms(findings, None, named)
+    assert [f.category for f in kept] == ["overfitting", "overconfident_slice"]
+    # the same cause naming 'age' links them; without names the old fold stands
+    assert linked("overfitting", "overconfident_slice", {**named, "overfitting": ("age",)})
+    assert [f.category for f in explain_symptoms(findings, None, None)] == ["overfitting"]

@@ -10,7 +10,12 @@
    symptom's evidence joins the cause's, the cause takes the higher of the two
    severities (the consequence is what the user suffers), and the symptom is no longer
    reported on its own. Causes are processed most urgent first, so chains resolve
-   deterministically.
+   deterministically. A symptom whose rule localises it to named inputs
+   (``Rule.subjects``: the column whose small change flips predictions, the features of
+   an overconfident slice) is folded only into a cause whose finding names one of the
+   same inputs: the measured evidence must link the two, not merely both firing (an
+   overfitting gap names no input, so it does not absorb a code column's fragility;
+   two independent bugs give two findings).
 3. **Guard against chance**: a model no better than chance always yields a high
    finding (the underfitting rule's chance signal). When another finding at ``high`` or
    above can explain a poor score (its rule explains ``underfitting``) the chance
@@ -74,11 +79,38 @@ def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     return findings
 
 
+def subjects(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
+    """Per category with signals, the inputs its finding localises the problem to
+    (``Rule.subjects``; categories whose finding is not localised are left out)."""
+    grouped: dict[str, list[Signal]] = defaultdict(list)
+    for signal in signals:
+        grouped[signal.category].append(signal)
+    named = {}
+    for category, group in grouped.items():
+        if category not in RULES:
+            continue
+        inputs = tuple(RULES.get(category)().subjects(group, artifact))
+        if inputs:
+            named[category] = inputs
+    return named
+
+
+def linked(cause: str, symptom: str, named: dict[str, tuple[str, ...]] | None) -> bool:
+    """Whether the evidence links ``symptom`` to ``cause``: always for a symptom that is
+    not localised; for a localised one, only when the cause names one of its inputs."""
+    if not named or symptom not in named:
+        return True
+    return bool(set(named[symptom]) & set(named.get(cause, ())))
+
+
 def explain_symptoms(
-    findings: list[Finding], artifact: ArtifactData | None = None
+    findings: list[Finding],
+    artifact: ArtifactData | None = None,
+    named: dict[str, tuple[str, ...]] | None = None,
 ) -> list[Finding]:
     """Fold symptom findings into the root causes that explain them (``artifact`` lets a
-    rule say what it explains on this data, see ``Rule.explains_for``)."""
+    rule say what it explains on this data, see ``Rule.explains_for``; ``named`` holds
+    the inputs each localised finding names, see :func:`subjects` and :func:`linked`)."""
     by_category = {f.category: f for f in findings}
     absorbed: set[str] = set()
     for cause in sorted(findings, key=rank_key):
@@ -92,6 +124,12 @@ def explain_symptoms(
         for symptom_id in explained:
             symptom = by_category.get(symptom_id)
             if symptom is None or symptom_id in absorbed:
+                continue
+            if not linked(cause.category, symptom_id, named):
+                logger.debug(
+                    "%s not folded into %s: it names %s, the cause none of them",
+                    symptom_id, cause.category, named[symptom_id],
+                )
                 continue
             absorbed.add(symptom_id)
             current = _fold(current, symptom)
@@ -155,4 +193,5 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
 
 def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     """Aggregate, explain and rank: the full reasoner."""
-    return rank(guard_chance(explain_symptoms(hypotheses(signals, artifact), artifact), artifact))
+    findings = explain_symptoms(hypotheses(signals, artifact), artifact, subjects(signals, artifact))
+    return rank(guard_chance(findings, artifact))

@@ -189,6 +189,16 @@ class Rule:
         """The symptoms this cause explains on ``artifact`` (default: ``explains``)."""
         return self.explains
 
+    def subjects(self, signals: Sequence[Signal], artifact: ArtifactData) -> tuple[str, ...]:
+        """The inputs this finding localises its problem to (empty: not localised).
+
+        A localised finding names its cause itself (a code column that flips predictions,
+        a slice the model is sure and wrong on), so the reasoner folds it into another
+        cause only when that cause's finding names one of the same inputs: two findings
+        that merely fire together are two bugs (see :func:`deepfix_agents.reasoner.
+        explain_symptoms`)."""
+        return ()
+
     def fix_list(self, signals: Sequence[Signal], artifact: ArtifactData) -> list[str]:
         """The rule's fixes; a crash's own fix (fact ``crash_fix``) comes first."""
         fixes = list(self.modality_fixes.get(artifact.modality) or self.fixes)

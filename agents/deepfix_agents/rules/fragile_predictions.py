@@ -123,6 +123,20 @@ class FragilePredictions(Rule):
                 value=item.flip_rate,
             )
 
+    def subjects(self, signals, artifact):
+        """The inputs whose own small change flips predictions beyond the normal rate,
+        when they are a minority of the perturbed inputs: the fragility then sits in
+        those inputs (a code read as a number, a case-sensitive token), not in a model
+        that is rough everywhere, and a cause that names none of them (overfitting's
+        train/test gap) does not explain it."""
+        summary = artifact.robustness
+        if summary is None or not summary.features:
+            return ()
+        fragile = [f.feature for f in summary.features if interp(f.flip_rate, FLIP_SCORE) > 0]
+        if 2 * len(fragile) >= len(summary.features):
+            return ()
+        return tuple(fragile)
+
     def title(self, signals, artifact):
         fragile = self.fact(signals, "fragile") or []
         rate = self.fact(signals, "flip_rate")

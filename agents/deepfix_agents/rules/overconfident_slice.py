@@ -113,6 +113,16 @@ class OverconfidentSlice(Rule):
                 share_of_errors=item.share_of_confident_errors,
             )
 
+    def subjects(self, signals, artifact):
+        """The features that define the most overconfident slice: a slice is local by
+        construction, so only a cause naming one of its features explains it."""
+        top = max(
+            (s for s in signals if s.facts.get("kind") == "overconfident"),
+            key=lambda s: (s.score, s.confidence),
+            default=None,
+        )
+        return tuple(top.facts.get("slice_features") or ()) if top is not None else ()
+
     def explains_for(self, artifact):
         """Weak segments on the slice's features, and poor calibration when the slice
         holds most of the confident errors: one cause, not three findings."""
