@@ -47,6 +47,7 @@ from mlflow_deepfix.testing.spark_stats import (
     KS_APPROX_ERROR,
     _classification_from_confusion,
     _column_drift,
+    _in_spark,
     full_table_summary,
 )
 from mlflow_deepfix.testing.stats import summarize_dataset
@@ -398,6 +399,28 @@ def test_sentinel_shares_are_recomputed_over_the_full_tables(spark):
         assert item.values["test_share"] == pytest.approx(full_test, abs=1e-6)
         assert item.values["sample_share"] == round(sample_share, 4)
     assert done[2] == others  # other interventions are left alone
+
+
+def test_a_failed_full_table_step_keeps_the_sample_figure_with_a_note_and_is_not_cached():
+    """One Spark step failing (here: any exception from the computation) returns None,
+    so the caller keeps the driver sample's figure, records the error in
+    ``FullTables.errors`` (which keeps the result out of the cache) and says so in the
+    notes; a step that works returns its result and adds nothing."""
+    class Full:
+        errors: list[str] = []
+
+    full, notes = Full(), []
+
+    def broken():
+        raise RuntimeError("executor lost")
+
+    assert _in_spark("statistics", "the statistics describe the driver sample", broken,
+                     full, notes) is None
+    assert full.errors == ["statistics: RuntimeError: executor lost"]
+    assert notes == ["Full-table statistics in Spark errored (RuntimeError: executor lost); "
+                     "the statistics describe the driver sample."]
+    assert _in_spark("predictions", "unused", lambda: 42, full, notes) == 42
+    assert len(full.errors) == 1 and len(notes) == 1
 
 
 def test_full_table_scores_from_the_confusion_table_equal_the_pandas_scores():

@@ -965,65 +965,61 @@ def _with_full_sentinel_shares(interventions: list[Any], train: Any, test: Any) 
 # ---------------------------------------------------------------------------- entry
 
 
+def _in_spark(what: str, fallback: str, compute: Any, full: Any, notes: list[str]) -> Any:
+    """``compute()`` timed and logged; on failure None, with the error kept in
+    ``full.errors`` (the result is then not cached) and a note saying that ``what``
+    errored and ``fallback`` (the driver sample's figure) stands in its place."""
+    started = time.perf_counter()
+    try:
+        result = compute()
+    except Exception as error:  # noqa: BLE001 - the sample figures remain usable
+        logger.warning("full-table %s in Spark failed: %r", what, error)
+        detail = f"{type(error).__name__}: {error}"[:240]
+        full.errors.append(f"{what}: {detail}")
+        notes.append(f"Full-table {what} in Spark errored ({detail}); {fallback}.")
+        return None
+    logger.info("deepfix: full-table %s in Spark: %.1fs", what, time.perf_counter() - started)
+    return result
+
+
 def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
-    """``artifact`` (computed on the driver samples) with its dataset statistics and
-    test performance recomputed over the full Spark tables. A failure keeps the sample
-    figures and says so in the notes: the rest of the evaluation goes on."""
+    """``artifact`` (computed on the driver samples) with its dataset statistics,
+    sentinel shares and test performance recomputed over the full Spark tables. A
+    failure keeps the sample figures and says so in the notes: the rest of the
+    evaluation goes on."""
     notes = list(artifact.notes)
     update: dict[str, Any] = {}
     train = full.train
     if train is None and inputs.train is not None:
         train = full.test.sparkSession.createDataFrame(inputs.train)
-    started = time.perf_counter()
-    try:
-        update["dataset"] = full_table_summary(
-            artifact.dataset, train=train, test=full.test, task=artifact.task,
-            label_counts=full.label_counts,
-        )
-        logger.info("deepfix: full-table statistics in Spark: %.1fs", time.perf_counter() - started)
-    except Exception as error:  # noqa: BLE001 - the sample statistics remain usable
-        logger.warning("full-table statistics in Spark failed: %r", error)
-        detail = f"{type(error).__name__}: {error}"[:240]
-        full.errors.append(f"statistics: {detail}")
-        notes.append(
-            f"Full-table statistics in Spark errored ({detail}); the statistics describe "
-            "the driver sample."
-        )
+    dataset = _in_spark(
+        "statistics", "the statistics describe the driver sample",
+        lambda: full_table_summary(artifact.dataset, train=train, test=full.test,
+                                   task=artifact.task, label_counts=full.label_counts),
+        full, notes,
+    )
+    if dataset is not None:
+        update["dataset"] = dataset
     if any(i.kind in SENTINEL_KINDS for i in artifact.interventions):
-        started = time.perf_counter()
-        try:
-            update["interventions"] = _with_full_sentinel_shares(
-                list(artifact.interventions), train, full.test
-            )
-            logger.info("deepfix: full-table sentinel shares in Spark: %.1fs",
-                        time.perf_counter() - started)
-        except Exception as error:  # noqa: BLE001 - the sample shares remain usable
-            logger.warning("full-table sentinel shares in Spark failed: %r", error)
-            detail = f"{type(error).__name__}: {error}"[:240]
-            full.errors.append(f"sentinel shares: {detail}")
-            notes.append(
-                f"Full-table sentinel shares in Spark errored ({detail}); the shares of "
-                "spike values describe the driver sample."
-            )
+        interventions = _in_spark(
+            "sentinel shares", "the shares of spike values describe the driver sample",
+            lambda: _with_full_sentinel_shares(list(artifact.interventions), train, full.test),
+            full, notes,
+        )
+        if interventions is not None:
+            update["interventions"] = interventions
     if artifact.performance.test_score is not None or artifact.performance.scores:
-        started = time.perf_counter()
-        try:
-            performance, extra = full_table_performance(
+        predicted = _in_spark(
+            "predictions", "the test performance describes the driver sample",
+            lambda: full_table_performance(
                 artifact.performance, test=full.test, target=full.target, task=artifact.task,
                 feature_names=list(inputs.feature_names), model_uri=full.model_uri,
-            )
-            update["performance"] = performance
+            ),
+            full, notes,
+        )
+        if predicted is not None:
+            update["performance"], extra = predicted
             notes.extend(extra)
-            logger.info("deepfix: full-table predictions in Spark: %.1fs",
-                        time.perf_counter() - started)
-        except Exception as error:  # noqa: BLE001 - the sample performance remains usable
-            logger.warning("full-table predictions in Spark failed: %r", error)
-            detail = f"{type(error).__name__}: {error}"[:240]
-            full.errors.append(f"predictions: {detail}")
-            notes.append(
-                f"Full-table predictions in Spark errored ({detail}); the test performance "
-                "describes the driver sample."
-            )
     full.release()
     update["notes"] = notes
     return artifact.model_copy(update=update)
