@@ -9,7 +9,7 @@ detectors' alone, not load or stage-1 noise.
 
     # stage 1 on a fixed case list (resumable), then both stage-2 passes
     nice -n 10 python benchmarks/corpus_probes_ab.py --ids ids.txt \
-        --cache /work/wt/corpus_cache_15b/ab --workers 1
+        --cache DIR --workers 1
     # write the default subset's ids (one case in 8) to a file first:
     python benchmarks/corpus_probes_ab.py --write-ids ids.txt
 
@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ids", type=Path, help="file with one case id per line")
     parser.add_argument("--write-ids", type=Path, help="write the default subset's ids")
-    parser.add_argument("--cache", type=Path, default=Path("/work/wt/corpus_cache_15b/ab"))
+    parser.add_argument("--cache", type=Path, metavar="DIR",
+                        help="where stage 1 caches the artifacts (resumable; needed with --ids)")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=240.0)
     parser.add_argument("--cached-only", action="store_true", help="skip stage 1")
@@ -75,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.ids:
         parser.error("--ids is required (or --write-ids)")
+    if not args.cache:
+        parser.error("--cache is required with --ids: the folder stage 1 caches into")
     specs = [CaseSpec.from_id(line.strip()) for line in args.ids.read_text().splitlines()
              if line.strip()]
     if not args.cached_only:

@@ -10,7 +10,7 @@ the record with that one section replaced. Compare the folders with
 ``benchmarks/corpus_probes_ab.py --cached-only --cache <folder>``.
 
     nice -n 10 python benchmarks/corpus_slice_only_refresh.py \
-        --ids ids.txt --source /work/wt/corpus_cache_15b/ab --dest /work/wt/corpus_cache_15b/ab_slice
+        --ids ids.txt --source DIR --dest NEW_DIR
 """
 
 from __future__ import annotations

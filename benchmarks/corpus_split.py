@@ -5,9 +5,9 @@ The 14 datasets are split once, before any failure is read, stratified by task t
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
 
-    python benchmarks/corpus_split.py score --cache /work/wt/corpus_cache_12b/v1-KEY
+    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v1-KEY
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
-    python benchmarks/corpus_split.py stage1 --cache-root /work/wt/corpus_cache_12b   # subset
+    python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v1-OLDKEY --cache-root CACHE_ROOT
 
 ``stage1`` re-runs the testing step (1 worker) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
@@ -167,8 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--top", type=int, default=4)
     p.add_argument("--all", action="store_true")
     p = sub.add_parser("stage1")
-    p.add_argument("--reference", default="/work/wt/corpus_cache_12b/v1-c957d9fbf43a")
-    p.add_argument("--cache-root", default="/work/wt/corpus_cache_12b")
+    p.add_argument("--reference", required=True, metavar="DIR",
+                   help="a cache folder (e.g. CACHE_ROOT/v1-KEY) whose case ids to re-test")
+    p.add_argument("--cache-root", required=True, metavar="DIR",
+                   help="cache root for the new artifacts (a v1-KEY folder is made inside)")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--timeout", type=float, default=240.0)
     sub.add_parser("split")

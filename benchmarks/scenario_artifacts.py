@@ -91,7 +91,8 @@ def score(cache: Path, verbose: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("stage1", "score"))
-    parser.add_argument("--cache", default="/work/wt/corpus_cache_12b/scenarios")
+    parser.add_argument("--cache", required=True, metavar="DIR",
+                        help="where stage 1 caches the scenario artifacts")
     parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--only", action="append", help="stage1: ids containing this only")
     args = parser.parse_args(argv)
