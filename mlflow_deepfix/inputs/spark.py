@@ -284,11 +284,6 @@ def _arrow_transfer(session: Any):
                 logger.debug("could not restore the Arrow setting: %s", error)
 
 
-def label_counts(table: Any, target: str) -> dict[Any, int]:
-    """Rows per label value (None for missing), one small Spark aggregation."""
-    return {row[0]: int(row[1]) for row in table.groupBy(target).count().collect()}
-
-
 _MASK64 = (1 << 64) - 1
 
 
