@@ -26,6 +26,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import (
     NUDGE_SD,
+    PeriodDriftHarm,
     _column_drift,
     effective_rows,
     two_sample_noise,
@@ -175,7 +176,7 @@ def _own(artifact) -> dict | None:
 
 
 @register_rule
-class PredictionDrift(Rule):
+class PredictionDrift(PeriodDriftHarm, Rule):
     id = "prediction_drift"
     name = "Model outputs shift between train and test"
     detects = (
@@ -214,7 +215,9 @@ class PredictionDrift(Rule):
         "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
         "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
         "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
-        "our own score + 0.1 when we have one."
+        "our own score + 0.1 when we have one. Capped at low on a chronological split whose "
+        "test period costs neither the baseline ladder nor the model anything measurable (as "
+        "feature drift)."
     )
     explains = (
         "feature_drift",
