@@ -140,7 +140,11 @@ class Underfitting(Rule):
         if None in (model_score, dummy, best) or dummy.test_score is None:
             return
         headroom = best.test_score - dummy.test_score
-        if headroom < 0.1:
+        # the ladder must clear the dummy by more than the test score's noise for a
+        # shortfall against it to mean anything
+        measured = artifact.intervention("chance_level")
+        noise = (measured.noise or 0.0) if measured is not None else 0.0
+        if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
         if train_score is not None and train_score - model_score > 0.15:
