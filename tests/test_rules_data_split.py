@@ -899,3 +899,15 @@ def test_regression_conflicts_the_other_split_predicts_are_not_a_finding():
     art = _coarse({"conflicting_label_fraction": 0.392}, {"conflicting_label_fraction": 0.0},
                   task="regression")
     assert severity_of("conflicting_labels", art) == "medium"
+
+
+def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
+    """Deepchecks reports the worse split's share: 16% matches the test split, whose
+    coarse features predict that many repeats by chance (the 40 training rows have none):
+    no finding from it."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(3)]
+    art = artifact(
+        columns, [cat(c.name, 3) for c in columns], n_train=40, n_test=1286,
+        test_kw={"duplicate_fraction": 0.162}, checks=[failed("Data Duplicates", 0.162)],
+    )
+    assert at_most(severity_of("duplicate_samples", art), "low")

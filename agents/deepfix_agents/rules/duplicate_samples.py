@@ -220,15 +220,19 @@ class DuplicateSamples(Rule):
             )
 
     def detect_deepchecks(self, artifact):
-        """Deepchecks' duplicate share of the training data, less the share chance
-        explains there (as our own statistics): coarse features repeat rows naturally."""
-        train = artifact.dataset.train
+        """Deepchecks' duplicate share, less the share chance explains in the split it
+        was measured on (the split whose own duplicate share it matches: the check runs
+        on each split and reports the worse), as our own statistics do: coarse features
+        repeat rows naturally."""
+        dataset = artifact.dataset
+        splits = [s for s in (dataset.train, dataset.test) if s is not None]
         for name in self.checks:
             check = artifact.check(name)
             if check is None or check.outcome != "not_passed" or not check.value:
                 continue
             share = float(check.value)
-            expected = expected_chance_duplicates(artifact, train) if train is not None else 0.0
+            measured_on = min(splits, key=lambda s: abs(s.duplicate_fraction - share))
+            expected = expected_chance_duplicates(artifact, measured_on)
             excess = max(share - expected, 0.0)
             natural = expected >= 0.5 * share
             score = interp(excess, DUPLICATE_SCORE) * (NATURAL_FACTOR if natural else 1.0)
