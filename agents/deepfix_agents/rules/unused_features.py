@@ -39,6 +39,9 @@ NOISE_SHARE_SCORE = ((0.4, 0.3), (0.8, 0.38))
 #: a feature whose label association is at least this (and clearly beyond noise) and
 #: that the model does not read at all carries signal the model never sees
 SIGNAL_ASSOCIATION = 0.3
+#: a sparse learner's ignored feature counts only when it is (within this of) the best
+#: single predictor of the label
+BEST_PREDICTOR_SLACK = 0.01
 #: a feature that carries signal but is never read: the model's inputs are not what
 #: the user meant to give it (a column list that drops features, a wrong selector)
 IGNORED_SIGNAL_SCORE = 0.45
@@ -120,8 +123,9 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
     model does not read at all: exactly zero native importance (a pipeline that never
     passes the column on), or test predictions unchanged, to the last row, when the
     column is shuffled. (feature, association, how it was seen). A sparse learner (see
-    :func:`sparse_learner`) may skip a redundant feature by design: for it, the features
-    count only when a simple baseline that sees every feature beats the model."""
+    :func:`sparse_learner`) may skip a redundant feature by design: for it, a feature
+    counts only when it is the best single predictor of the label (what a greedy split
+    takes first) and a simple baseline that sees every feature beats the model."""
     train = artifact.dataset.train
     if train is None:
         return []
@@ -146,8 +150,17 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
             found[measured.target] = (
                 measured.target, association, "shuffling it changes no prediction"
             )
-    if found and sparse_learner(artifact) and _ladder_beats_model(artifact) is None:
-        return []
+    if found and sparse_learner(artifact):
+        # a tree picks its splits greedily: the best single predictor is the one it
+        # cannot pass over by chance; and skipping it must cost (the ladder beats it)
+        best = max(
+            (c.target_association for c in train.columns
+             if c.name != artifact.dataset.target and c.target_association is not None),
+            default=0.0,
+        )
+        found = {k: v for k, v in found.items() if v[1] >= best - BEST_PREDICTOR_SLACK}
+        if not found or _ladder_beats_model(artifact) is None:
+            return []
     return sorted(found.values(), key=lambda t: (-t[1], t[0]))
 
 
