@@ -978,11 +978,11 @@ def test_unused_features_collected_noise_outranks_other_low_findings():
     assert assess("unused_features", data)[0] == "info"
 
 
-def _ignored(model_class, baseline_score):
+def _ignored(model_class, baseline_score, test_score=0.7):
     features = ["a", "b", "c", "d"]
     cols = [col(f, target_association=a) for f, a in zip(features, (0.9, 0.5, 0.3, 0.2))]
     model = modified(HEALTHY_MODEL, model_class=model_class, feature_importances={})
-    perf = modified(HEALTHY_PERF, test_score=0.7, train_score=0.93)
+    perf = modified(HEALTHY_PERF, test_score=test_score, train_score=0.93)
     base = [
         BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
         BaselineResult(name="linear", metric="f1_macro", cv_score=0.86, test_score=baseline_score),
@@ -991,13 +991,15 @@ def _ignored(model_class, baseline_score):
         kind="permute_feature", category="target_leakage", target="a", metric="f1_macro",
         score_before=0.7, score_after=0.7, noise=0.0, n_rows=400, values={"association": 0.9},
     )
+    used = shuffled.model_copy(update={"target": "b", "score_after": 0.62, "noise": 0.02,
+                                       "values": {"association": 0.5}})
     chance = Intervention(
         kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.5,
         score_after=0.7, noise=0.03, n_rows=400,
     )
     data = artifact(features=features, train_cols=cols, model=model, performance=perf,
                     baselines=base)
-    return data.model_copy(update={"interventions": [chance, shuffled]})
+    return data.model_copy(update={"interventions": [chance, shuffled, used]})
 
 
 def test_unused_features_a_signal_feature_the_model_never_reads_is_medium_and_the_cause():
@@ -1015,6 +1017,13 @@ def test_unused_features_a_signal_feature_the_model_never_reads_is_medium_and_th
     # without the ladder's harm: still medium (the model cannot see a strong feature)
     quiet = _ignored("sklearn.neural_network.MLPClassifier", 0.7)
     assert [s.score for s in RULES.get("unused_features")().detect("intervention", quiet)] == [0.45]
+    # a model weak everywhere (under half of the ladder's margin over the dummy) ignores
+    # everything a little: that is underfitting's finding, not a dropped column
+    weak = _ignored("sklearn.neural_network.MLPClassifier", 0.88, test_score=0.5)
+    assert list(RULES.get("unused_features")().detect("intervention", weak)) == []
+    # a model that responds to no input at all says nothing about one input
+    numb = quiet.model_copy(update={"interventions": quiet.interventions[:2]})
+    assert list(RULES.get("unused_features")().detect("intervention", numb)) == []
 
 
 def test_unused_features_a_tree_model_may_skip_a_redundant_feature():

@@ -34,6 +34,9 @@ NOISE_UNITS = 2.5
 #: features, before they count as collected noise (real tables have a few weak columns)
 MIN_NOISE_FEATURES = 8
 MIN_NOISE_SHARE = 0.4
+#: ... while at least this many features clearly relate to the label (twice the noise
+#: bound): when none does, the labels are unrelated to every feature (a label problem)
+MIN_SIGNAL_FEATURES = 2
 #: share of noise features -> score (low: a cost, not a measured loss of accuracy)
 NOISE_SHARE_SCORE = ((0.4, 0.3), (0.8, 0.38))
 #: a feature whose label association is at least this (and clearly beyond noise) and
@@ -92,7 +95,7 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
         c.name for c in train.columns if c.name != artifact.dataset.target
     ]
     bound = noise_bound(train.n_rows)
-    measured, noise = 0, []
+    measured, noise, signal = 0, [], 0
     for name in names:
         column = train.column(name)
         if column is None or column.target_association is None or column.n_unique <= 1:
@@ -100,7 +103,60 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
         measured += 1
         if column.target_association < bound:
             noise.append(name)
+        elif column.target_association >= 2 * bound:
+            signal += 1
+    if signal < MIN_SIGNAL_FEATURES:
+        # nothing relates to the label: the labels are the problem, not the features
+        return [], measured
     return noise, measured
+
+
+#: a model whose predictions barely vary reads no feature in any measurable way
+CONSTANT_SHARE = 0.9
+CONSTANT_SPREAD = 0.25
+
+
+def _constant_predictions(artifact) -> bool:
+    """Whether the model predicts (almost) one output for every row: shuffling any one
+    column then changes nothing, which says nothing about that column."""
+    performance = artifact.performance
+    if artifact.task == "regression":
+        spread = performance.prediction_spread_ratio
+        return spread is not None and spread < CONSTANT_SPREAD
+    shares = performance.prediction_distribution
+    return bool(shares) and max(shares.values()) >= CONSTANT_SHARE
+
+
+def _responds_to_inputs(artifact) -> bool:
+    """Whether the model's predictions were seen to move with some input (a shuffled or
+    perturbed feature changed predictions): only then does an input that moves nothing
+    single itself out; a model too weak to respond to anything moves nothing either."""
+    for measured in artifact.interventions:
+        if measured.kind == "permute_feature" and measured.change:
+            return True
+    robustness = artifact.robustness
+    return robustness is not None and any(f.flip_rate > 0 for f in robustness.features)
+
+
+#: a model that reaches less than this share of the best baseline's margin over the
+#: dummy is weak everywhere (too simple, untrained): it ignores everything a little
+WEAK_MODEL_SHARE = 0.5
+
+
+def _weak_overall(artifact) -> bool:
+    """Whether the model captures less than half of what a simple baseline gets over the
+    dummy: then an input it does not respond to says more about the model than the
+    input (that is underfitting's finding)."""
+    from deepfix_agents.rules.underfitting import baseline, best_baseline
+
+    dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
+    test = artifact.performance.test_score
+    if None in (dummy, best, test) or dummy.test_score is None or best.test_score is None:
+        return True
+    headroom = best.test_score - dummy.test_score
+    if headroom <= 0:
+        return True
+    return (test - dummy.test_score) / headroom < WEAK_MODEL_SHARE
 
 
 def sparse_learner(artifact) -> bool:
@@ -127,7 +183,7 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
     counts only when it is the best single predictor of the label (what a greedy split
     takes first) and a simple baseline that sees every feature beats the model."""
     train = artifact.dataset.train
-    if train is None:
+    if train is None or _constant_predictions(artifact):
         return []
     floor = max(SIGNAL_ASSOCIATION, 2 * noise_bound(train.n_rows))
     found: dict[str, tuple[str, float, str]] = {}
@@ -136,8 +192,9 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
         association = None if column is None else column.target_association
         if value == 0.0 and association is not None and association >= floor:
             found[name] = (name, association, "zero importance")
+    responds = _responds_to_inputs(artifact) and not _weak_overall(artifact)
     for measured in artifact.interventions:
-        if measured.kind != "permute_feature" or measured.change is None:
+        if measured.kind != "permute_feature" or measured.change is None or not responds:
             continue
         association = measured.values.get("association")
         if (
