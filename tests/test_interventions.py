@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 
 from mlflow_deepfix.testing.interventions import run_interventions, sentinel_candidates
 from mlflow_deepfix.testing.performance import calibration_noise, expected_calibration_error
-from mlflow_deepfix.schemas import Intervention, SplitComparison
+from mlflow_deepfix.schemas import Intervention, SplitComparison, severity_rank
 from mlflow_deepfix.testing.stats import summarize_dataset
 from tests.test_rules_model import artifact, col
 
@@ -72,6 +72,32 @@ def test_a_model_at_chance_that_baselines_beat_underfits():
     top = findings_of(data)[0]
     assert (top.category, top.severity) == ("underfitting", "high")
     assert "no better than chance" in top.title and "unrelated" not in top.title
+
+
+def test_a_collapse_on_labels_unrelated_to_every_feature_is_the_no_signal_finding():
+    """A model that predicts one class because nothing relates the labels to the
+    features: the collapse is the symptom, the no-signal finding the cause (it takes the
+    collapse's evidence and severity); when a baseline does learn, the collapse stays
+    the cause of the poor score."""
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    collapsed = modified(
+        HEALTHY_PERF, test_score=0.39, train_score=0.4, prediction_distribution={"0": 1.0}
+    )
+    data = artifact(performance=collapsed)
+    noise = data.model_copy(
+        update={
+            "baselines": [b.model_copy(update={"test_score": 0.4}) for b in data.baselines],
+            "interventions": [chance(0.39, 0.40)],
+        }
+    )
+    findings = findings_of(noise)
+    assert findings[0].category == "underfitting"
+    assert "labels look unrelated" in findings[0].title
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    assert severity_rank(findings[0].severity) <= severity_rank("high")
+    learnable = with_interventions(data, chance(0.39, 0.40))
+    assert findings_of(learnable)[0].category == "degenerate_predictions"
 
 
 def test_a_model_clearly_above_chance_gets_no_chance_finding():
