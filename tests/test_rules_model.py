@@ -952,6 +952,90 @@ def test_unused_features_ranks_first_when_it_is_the_only_problem():
     assert findings[0].severity == "low"
 
 
+def _all_signals(data):
+    sources = (*SOURCES, "intervention")
+    return [s for r in RULES for src in sources for s in r().detect(src, data)]
+
+
+def test_unused_features_collected_noise_outranks_other_low_findings():
+    """Many features with no label association beyond noise (2.5/sqrt(n_train)) are a
+    low finding with high confidence; a few weak columns, as real tables have, are not."""
+    strong = [f"s{i}" for i in range(6)]
+    noise = [f"aux{i}" for i in range(10)]
+    features = strong + noise
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    cols = [col(f, target_association=0.4 if f.startswith("s") else 0.02) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+    severity, title, signals = assess("unused_features", data)
+    assert severity == "low"
+    assert title.startswith("10 of 16 features (62%) have no relation to the label")
+    assert max(s.confidence for s in signals) >= 0.9
+    # noise bound on 1200 rows is 0.072: associations above it are not noise
+    weak = [col(f, target_association=0.4 if f.startswith("s") else 0.09) for f in features]
+    assert assess("unused_features", artifact(features=features, train_cols=weak, model=model))[0] == "info"
+    few = strong + noise[:5]
+    data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
+    assert assess("unused_features", data)[0] == "info"
+
+
+def _ignored(model_class, baseline_score, test_score=0.7):
+    features = ["a", "b", "c", "d"]
+    cols = [col(f, target_association=a) for f, a in zip(features, (0.9, 0.5, 0.3, 0.2))]
+    model = modified(HEALTHY_MODEL, model_class=model_class, feature_importances={})
+    perf = modified(HEALTHY_PERF, test_score=test_score, train_score=0.93)
+    base = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.86, test_score=baseline_score),
+    ]
+    shuffled = Intervention(
+        kind="permute_feature", category="target_leakage", target="a", metric="f1_macro",
+        score_before=0.7, score_after=0.7, noise=0.0, n_rows=400, values={"association": 0.9},
+    )
+    used = shuffled.model_copy(update={"target": "b", "score_after": 0.62, "noise": 0.02,
+                                       "values": {"association": 0.5}})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.5,
+        score_after=0.7, noise=0.03, n_rows=400,
+    )
+    data = artifact(features=features, train_cols=cols, model=model, performance=perf,
+                    baselines=base)
+    return data.model_copy(update={"interventions": [chance, shuffled, used]})
+
+
+def test_unused_features_a_signal_feature_the_model_never_reads_is_medium_and_the_cause():
+    """Shuffling a feature with association 0.9 changes no prediction of an MLP: the
+    pipeline never passes it on. The ladder beating the model is the harm, and the
+    train/test gap and the shortfall are its consequences, folded into it."""
+    data = _ignored("sklearn.neural_network.MLPClassifier", 0.88)
+    signals = list(RULES.get("unused_features")().detect("intervention", data))
+    assert [s.score for s in signals] == [0.55]
+    findings = reason(_all_signals(data), data)
+    assert findings[0].category == "unused_features"
+    assert findings[0].severity == "medium"
+    assert "'a'" in findings[0].title
+    assert "overfitting" not in [f.category for f in findings]
+    # without the ladder's harm: still medium (the model cannot see a strong feature)
+    quiet = _ignored("sklearn.neural_network.MLPClassifier", 0.7)
+    assert [s.score for s in RULES.get("unused_features")().detect("intervention", quiet)] == [0.45]
+    # a model weak everywhere (under half of the ladder's margin over the dummy) ignores
+    # everything a little: that is underfitting's finding, not a dropped column
+    weak = _ignored("sklearn.neural_network.MLPClassifier", 0.88, test_score=0.5)
+    assert list(RULES.get("unused_features")().detect("intervention", weak)) == []
+    # a model that responds to no input at all says nothing about one input
+    numb = quiet.model_copy(update={"interventions": quiet.interventions[:2]})
+    assert list(RULES.get("unused_features")().detect("intervention", numb)) == []
+
+
+def test_unused_features_a_tree_model_may_skip_a_redundant_feature():
+    """A tree model that never splits on a feature is no bug unless a baseline that
+    sees every feature does clearly better."""
+    rule = RULES.get("unused_features")()
+    data = _ignored("sklearn.ensemble.HistGradientBoostingClassifier", 0.7)
+    assert list(rule.detect("intervention", data)) == []
+    data = _ignored("sklearn.ensemble.HistGradientBoostingClassifier", 0.88)
+    assert [s.score for s in rule.detect("intervention", data)] == [0.55]
+
+
 # --------------------------------------------------------------------------- policies
 
 
