@@ -466,13 +466,53 @@ def _drift_findings(shift: float, positives: float = 0.28) -> list[str]:
 
 def test_small_aligned_nudges_leave_prediction_drift_the_cause():
     """No feature moved by a large effect (< 0.8 std) but the outputs moved together:
-    prediction drift is reported (feature drift may not absorb it); one feature moved
-    far is the visible cause and absorbs the moved outputs."""
-    nudged = _drift_findings(0.6)
-    assert nudged[:2] == ["feature_drift", "prediction_drift"]
-    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]  # absorbs the nudges
+    prediction drift is reported and absorbs the nudges (their joint shift is its
+    cause); one feature moved far is the visible cause and absorbs the moved outputs."""
+    assert _drift_findings(0.6) == ["prediction_drift"]
+    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]
     shifted = _drift_findings(2.0)
     assert "feature_drift" in shifted and "prediction_drift" not in shifted
+
+
+def _nudged(shifts, *, test_labels=BALANCED, multivariate=None):
+    """Features a..d moved by ``shifts`` training stds, predicted shares unmoved."""
+    checks = []
+    if multivariate is not None:
+        checks.append(check("Multivariate Drift", value=multivariate,
+                            values={"domain_classifier_drift_score": multivariate}))
+    return artifact(
+        test_cols=[col(name, mean=m) for name, m in zip("abcd", shifts)],
+        test_labels=test_labels, checks=checks,
+    )
+
+
+def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
+    """Four features each moved 0.45 std (each beyond noise at 1200/400 rows, none by a
+    large effect): their joint shift is the cause, reported as prediction drift, which
+    absorbs the feature drift the domain classifier sees; the weighted shift length
+    (0.9 std x importance) sets the score without the classifier."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], multivariate=0.9)
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    assert [f.category for f in findings][:1] == ["prediction_drift"]
+    assert "feature_drift" not in [f.category for f in findings]
+    assert "4 features shifted together" in findings[0].title
+    severity, _, signals = assess("prediction_drift", _nudged([0.45, 0.45, 0.45, 0.45]))
+    joint = [s for s in signals if s.facts.get("kind") == "joint"]
+    assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
+
+
+@pytest.mark.parametrize(
+    "shifts, labels",
+    [
+        ([1.2, 0.45, 0.45, 0.45], BALANCED),  # one feature moved far: feature drift's
+        ([0.45, 0.45, 0.0, 0.0], BALANCED),  # two nudges are not a joint shift
+        ([0.05, 0.05, 0.05, 0.05], BALANCED),  # within noise
+        ([0.45, 0.45, 0.45, 0.45], {"0": 0.3, "1": 0.7}),  # inputs follow moved labels
+    ],
+)
+def test_no_joint_nudge(shifts, labels):
+    _, _, signals = assess("prediction_drift", _nudged(shifts, test_labels=labels))
+    assert not [s for s in signals if s.facts.get("kind") == "joint"]
 
 
 def test_prediction_drift_from_deepchecks_less_the_label_shift():
