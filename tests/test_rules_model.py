@@ -753,6 +753,35 @@ def test_weak_segment_regression_negative_scores():
     assert "Neg RMSE" in title
 
 
+def _regression_segment(seg_mae, *, n_seg=100, n_test=360, rest_mae=0.35, rmse=0.5):
+    """A regression artifact whose test rows in ``site = 'd'`` have mean absolute error
+    ``seg_mae`` against ``rest_mae`` on the other rows (test RMSE ``rmse``)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    overall = (seg_mae * n_seg + rest_mae * (n_test - n_seg)) / n_test
+    segment = SegmentScore(feature="site", value="d", share=n_seg / n_test, n_rows=n_seg,
+                           error=seg_mae, overall_error=overall)
+    perf = modified(HEALTHY_PERF, segments=[segment],
+                    scores={"test": {"rmse": rmse, "mae": overall, "r2": 0.3}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_weak_segment_regression_category_beyond_noise_counts_undamped():
+    """A quarter of the rows with 37% larger absolute errors than the rest, z ~ 3.5 with
+    the errors' spread from the test RMSE and MAE: medium (it was damped to info)."""
+    severity, title, signals = assess("weak_segment", _regression_segment(0.476))
+    assert severity == "medium"
+    assert "site = 'd'" in title
+    assert max(s.facts.get("z", 0) for s in signals) >= 3
+
+
+def test_weak_segment_regression_category_within_noise_stays_low():
+    """The same excess with errors more than twice as spread (heavy tails): not significant, the
+    damped reading stays below medium."""
+    severity, _, _ = assess("weak_segment", _regression_segment(0.476, rmse=0.8))
+    assert severity in HEALTHY
+
+
 # --------------------------------------------------------------------------- preprocessing_mismatch
 
 
