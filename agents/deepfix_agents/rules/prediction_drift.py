@@ -75,8 +75,10 @@ def large_feature_shift(artifact) -> str | None:
     return shifts[0] if shifts else None
 
 
-#: a joint shift needs at least this many numeric features moved beyond noise
-JOINT_MIN_FEATURES = 3
+#: a joint shift needs at least this many numeric features moved beyond noise (one
+#: nudged feature is a small feature drift; from two on, no single one explains the
+#: moved inputs, the same reading as feature drift's ``explains_for``)
+JOINT_MIN_FEATURES = 2
 #: |log| of a spread ratio that is a change in its own right (2x): feature drift's reading
 SPREAD_CHANGE = math.log(2.0)
 
@@ -285,7 +287,7 @@ class PredictionDrift(Rule):
         "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
         "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
         "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
-        "our own score + 0.1 when we have one. A joint shift (3 or more numeric features "
+        "our own score + 0.1 when we have one. A joint shift (2 or more numeric features "
         "moved beyond noise, none by 0.8 training stds or more, no spread doubled, no "
         "category shares moved, the outcomes unmoved): the length of the importance-weighted"
         " shift vector on feature drift's location scale (0.5 -> 0.35, 1 -> 0.55, 2 -> "
