@@ -92,8 +92,9 @@ def joint_nudge(artifact) -> dict | None:
     unless the outcomes stayed put (inputs that follow moved labels are label drift).
 
     ``joint`` is the length of the moved features' shift vector in training standard
-    deviations, each shift weighted by how much the model relies on the feature: four
-    features moved 0.4 std each add up to a 0.8 std move of the inputs."""
+    deviations, each shift counted as far as it is beyond noise and weighted by how much
+    the model relies on the feature: four features moved 0.4 std each add up to a 0.8
+    std move of the inputs. ``shifts`` and ``largest`` are the measured shifts."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.property_names:
         return None
@@ -118,7 +119,9 @@ def joint_nudge(artifact) -> dict | None:
         if shift["location"] >= NUDGE_SD or shift["spread"] >= SPREAD_CHANGE:
             return None  # a feature moved far on its own: feature drift's reading
         if shift["location"] > 0:
-            moved.append((shift["location"], name, importance_weight(artifact, name)))
+            moved.append(
+                (shift["location"], name, importance_weight(artifact, name), shift["shift"])
+            )
     if any(
         facts.get("kind") == "categorical" and facts["raw"] >= DRIFTED
         for _, facts in _column_drift(artifact)
@@ -126,14 +129,15 @@ def joint_nudge(artifact) -> dict | None:
         return None
     if len(moved) < JOINT_MIN_FEATURES:
         return None
-    moved.sort(key=lambda m: (-m[0], m[1]))
-    joint = math.sqrt(sum((weight * location) ** 2 for location, _, weight in moved))
+    moved.sort(key=lambda m: (-m[3], m[1]))
+    # the length counts each shift only as far as it is beyond noise (``location``)
+    joint = math.sqrt(sum((weight * location) ** 2 for location, _, weight, _ in moved))
     return {
         "joint": joint,
         "n_moved": len(moved),
-        "largest": moved[0][0],
-        "moved_features": [name for _, name, _ in moved],
-        "shifts": {name: round(location, 2) for location, name, _ in moved},
+        "largest": moved[0][3],
+        "moved_features": [name for _, name, _, _ in moved],
+        "shifts": {name: round(raw, 2) for _, name, _, raw in moved},
     }
 
 
@@ -342,7 +346,8 @@ class PredictionDrift(Rule):
             f"{nudge['n_moved']} features moved together, each by less than {NUDGE_SD} "
             f"training stds ("
             + ", ".join(f"{k!r} {v:.2f}" for k, v in list(nudge["shifts"].items())[:5])
-            + f"): a joint shift of {nudge['joint']:.2f} stds weighted by importance"
+            + f"): a joint shift of {nudge['joint']:.2f} stds beyond noise, weighted by "
+            "importance"
         )
         if multi is not None:
             _, multi_score, multi_facts = multi
@@ -418,6 +423,18 @@ class PredictionDrift(Rule):
         return self.name
 
     def explanation(self, signals, artifact):
+        if self.fact(signals, "kind") == "joint":
+            moved = self.fact(signals, "moved_features") or []
+            named = ", ".join(repr(m) for m in moved[:5]) + (" ..." if len(moved) > 5 else "")
+            return (
+                f"Several inputs ({named}) moved a little each between train and test, none "
+                "far enough to stand out on its own, while the outcomes stayed put. Together "
+                "they shift what the model sees (another population, a recalibrated set of "
+                "instruments, a preprocessing change applied to many columns), and the "
+                "model's predictions move with their sum. Compare the moved features together, "
+                "not one by one, and retrain or recalibrate with labelled data from the new "
+                "population."
+            )
         return (
             "The model answers differently on the evaluation data than on the training data, "
             "and the real outcomes do not account for the difference. The inputs changed in a "
