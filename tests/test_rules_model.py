@@ -466,13 +466,53 @@ def _drift_findings(shift: float, positives: float = 0.28) -> list[str]:
 
 def test_small_aligned_nudges_leave_prediction_drift_the_cause():
     """No feature moved by a large effect (< 0.8 std) but the outputs moved together:
-    prediction drift is reported (feature drift may not absorb it); one feature moved
-    far is the visible cause and absorbs the moved outputs."""
-    nudged = _drift_findings(0.6)
-    assert nudged[:2] == ["feature_drift", "prediction_drift"]
-    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]  # absorbs the nudges
+    prediction drift is reported and absorbs the nudges (their joint shift is its
+    cause); one feature moved far is the visible cause and absorbs the moved outputs."""
+    assert _drift_findings(0.6) == ["prediction_drift"]
+    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]
     shifted = _drift_findings(2.0)
     assert "feature_drift" in shifted and "prediction_drift" not in shifted
+
+
+def _nudged(shifts, *, test_labels=BALANCED, multivariate=None):
+    """Features a..d moved by ``shifts`` training stds, predicted shares unmoved."""
+    checks = []
+    if multivariate is not None:
+        checks.append(check("Multivariate Drift", value=multivariate,
+                            values={"domain_classifier_drift_score": multivariate}))
+    return artifact(
+        test_cols=[col(name, mean=m) for name, m in zip("abcd", shifts)],
+        test_labels=test_labels, checks=checks,
+    )
+
+
+def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
+    """Four features each moved 0.45 std (each beyond noise at 1200/400 rows, none by a
+    large effect): their joint shift is the cause, reported as prediction drift, which
+    absorbs the feature drift the domain classifier sees; the weighted shift length
+    (0.9 std x importance) sets the score without the classifier."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], multivariate=0.9)
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    assert [f.category for f in findings][:1] == ["prediction_drift"]
+    assert "feature_drift" not in [f.category for f in findings]
+    assert "4 features shifted together" in findings[0].title
+    severity, _, signals = assess("prediction_drift", _nudged([0.45, 0.45, 0.45, 0.45]))
+    joint = [s for s in signals if s.facts.get("kind") == "joint"]
+    assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
+
+
+@pytest.mark.parametrize(
+    "shifts, labels",
+    [
+        ([1.2, 0.45, 0.45, 0.45], BALANCED),  # one feature moved far: feature drift's
+        ([0.45, 0.0, 0.0, 0.0], BALANCED),  # one nudge is not a joint shift
+        ([0.05, 0.05, 0.05, 0.05], BALANCED),  # within noise
+        ([0.45, 0.45, 0.45, 0.45], {"0": 0.3, "1": 0.7}),  # inputs follow moved labels
+    ],
+)
+def test_no_joint_nudge(shifts, labels):
+    _, _, signals = assess("prediction_drift", _nudged(shifts, test_labels=labels))
+    assert not [s for s in signals if s.facts.get("kind") == "joint"]
 
 
 def test_prediction_drift_from_deepchecks_less_the_label_shift():
@@ -711,6 +751,35 @@ def test_weak_segment_regression_negative_scores():
     severity, title, _ = assess("weak_segment", data)
     assert severity in ("medium", "high")
     assert "Neg RMSE" in title
+
+
+def _regression_segment(seg_mae, *, n_seg=100, n_test=360, rest_mae=0.35, rmse=0.5):
+    """A regression artifact whose test rows in ``site = 'd'`` have mean absolute error
+    ``seg_mae`` against ``rest_mae`` on the other rows (test RMSE ``rmse``)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    overall = (seg_mae * n_seg + rest_mae * (n_test - n_seg)) / n_test
+    segment = SegmentScore(feature="site", value="d", share=n_seg / n_test, n_rows=n_seg,
+                           error=seg_mae, overall_error=overall)
+    perf = modified(HEALTHY_PERF, segments=[segment],
+                    scores={"test": {"rmse": rmse, "mae": overall, "r2": 0.3}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_weak_segment_regression_category_beyond_noise_counts_undamped():
+    """A quarter of the rows with 37% larger absolute errors than the rest, z ~ 3.5 with
+    the errors' spread from the test RMSE and MAE: medium (it was damped to info)."""
+    severity, title, signals = assess("weak_segment", _regression_segment(0.476))
+    assert severity == "medium"
+    assert "site = 'd'" in title
+    assert max(s.facts.get("z", 0) for s in signals) >= 3
+
+
+def test_weak_segment_regression_category_within_noise_stays_low():
+    """The same excess with errors more than twice as spread (heavy tails): not significant, the
+    damped reading stays below medium."""
+    severity, _, _ = assess("weak_segment", _regression_segment(0.476, rmse=0.8))
+    assert severity in HEALTHY
 
 
 # --------------------------------------------------------------------------- preprocessing_mismatch
