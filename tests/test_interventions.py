@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 
 from mlflow_deepfix.testing.interventions import run_interventions, sentinel_candidates
 from mlflow_deepfix.testing.performance import calibration_noise, expected_calibration_error
-from mlflow_deepfix.schemas import Intervention, SplitComparison
+from mlflow_deepfix.schemas import Intervention, SplitComparison, severity_rank
 from mlflow_deepfix.testing.stats import summarize_dataset
 from tests.test_rules_model import artifact, col
 
@@ -53,7 +53,11 @@ def chance(model_score, chance_score=0.5, noise=0.03, n_rows=300, metric="f1_mac
 def test_a_model_no_better_than_chance_is_a_high_finding_naming_unrelated_labels():
     from tests.test_rules_model import HEALTHY_PERF, modified
 
-    data = artifact(performance=modified(HEALTHY_PERF, test_score=0.5, train_score=0.52))
+    # at chance, its scores rank nothing either: F1 at the best threshold is that of
+    # predicting everything positive
+    perf = modified(HEALTHY_PERF, test_score=0.5, train_score=0.52, f1_at_default=0.4,
+                    f1_at_best=0.57)
+    data = artifact(performance=perf)
     data = data.model_copy(
         update={
             "baselines": [b.model_copy(update={"test_score": 0.5}) for b in data.baselines],
@@ -72,6 +76,59 @@ def test_a_model_at_chance_that_baselines_beat_underfits():
     top = findings_of(data)[0]
     assert (top.category, top.severity) == ("underfitting", "high")
     assert "no better than chance" in top.title and "unrelated" not in top.title
+
+
+def test_a_collapse_on_labels_unrelated_to_every_feature_is_the_no_signal_finding():
+    """A model that predicts one class because nothing relates the labels to the
+    features: the collapse is the symptom, the no-signal finding the cause (it takes the
+    collapse's evidence and severity); when a baseline does learn, the collapse stays
+    the cause of the poor score."""
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    collapsed = modified(
+        HEALTHY_PERF, test_score=0.39, train_score=0.4, prediction_distribution={"0": 1.0},
+        f1_at_default=0.0, f1_at_best=0.57,
+    )
+    data = artifact(performance=collapsed)
+    noise = data.model_copy(
+        update={
+            "baselines": [b.model_copy(update={"test_score": 0.4}) for b in data.baselines],
+            "interventions": [chance(0.39, 0.40)],
+        }
+    )
+    findings = findings_of(noise)
+    assert findings[0].category == "underfitting"
+    assert "labels look unrelated" in findings[0].title
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    assert severity_rank(findings[0].severity) <= severity_rank("high")
+    learnable = with_interventions(data, chance(0.39, 0.40))
+    assert findings_of(learnable)[0].category == "degenerate_predictions"
+
+
+def test_scores_that_rank_a_rare_class_are_signal_even_when_no_model_predicts_it():
+    """8% positives: the model and every baseline predict the majority at 0.5, so no
+    baseline beats the model, yet the scores rank the classes (F1 0.30 at a lower
+    threshold vs 0.15 for predicting all positive): the labels do relate to the
+    features, and the no-signal claim is not made."""
+    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    rare = {"0": 0.92, "1": 0.08}
+    perf = modified(
+        HEALTHY_PERF, test_score=0.48, train_score=0.5, prediction_distribution={"0": 1.0},
+        f1_at_default=0.0, f1_at_best=0.30, best_threshold=0.12,
+    )
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare)
+    data = data.model_copy(
+        update={
+            "baselines": [b.model_copy(update={"test_score": 0.48}) for b in data.baselines],
+            "interventions": [chance(0.479, 0.479, noise=0.0)],
+        }
+    )
+    assert signal_is_learnable(data, at_chance(data)) is True
+    assert not any("labels look unrelated" in f.title for f in findings_of(data))
+    flat = data.model_copy(update={"performance": modified(perf, f1_at_best=0.16)})
+    assert signal_is_learnable(flat, at_chance(flat)) is False
 
 
 def test_a_model_clearly_above_chance_gets_no_chance_finding():

@@ -466,13 +466,53 @@ def _drift_findings(shift: float, positives: float = 0.28) -> list[str]:
 
 def test_small_aligned_nudges_leave_prediction_drift_the_cause():
     """No feature moved by a large effect (< 0.8 std) but the outputs moved together:
-    prediction drift is reported (feature drift may not absorb it); one feature moved
-    far is the visible cause and absorbs the moved outputs."""
-    nudged = _drift_findings(0.6)
-    assert nudged[:2] == ["feature_drift", "prediction_drift"]
-    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]  # absorbs the nudges
+    prediction drift is reported and absorbs the nudges (their joint shift is its
+    cause); one feature moved far is the visible cause and absorbs the moved outputs."""
+    assert _drift_findings(0.6) == ["prediction_drift"]
+    assert _drift_findings(0.6, positives=0.36) == ["prediction_drift"]
     shifted = _drift_findings(2.0)
     assert "feature_drift" in shifted and "prediction_drift" not in shifted
+
+
+def _nudged(shifts, *, test_labels=BALANCED, multivariate=None):
+    """Features a..d moved by ``shifts`` training stds, predicted shares unmoved."""
+    checks = []
+    if multivariate is not None:
+        checks.append(check("Multivariate Drift", value=multivariate,
+                            values={"domain_classifier_drift_score": multivariate}))
+    return artifact(
+        test_cols=[col(name, mean=m) for name, m in zip("abcd", shifts)],
+        test_labels=test_labels, checks=checks,
+    )
+
+
+def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
+    """Four features each moved 0.45 std (each beyond noise at 1200/400 rows, none by a
+    large effect): their joint shift is the cause, reported as prediction drift, which
+    absorbs the feature drift the domain classifier sees; the weighted shift length
+    (0.9 std x importance) sets the score without the classifier."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], multivariate=0.9)
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
+    assert [f.category for f in findings][:1] == ["prediction_drift"]
+    assert "feature_drift" not in [f.category for f in findings]
+    assert "4 features shifted together" in findings[0].title
+    severity, _, signals = assess("prediction_drift", _nudged([0.45, 0.45, 0.45, 0.45]))
+    joint = [s for s in signals if s.facts.get("kind") == "joint"]
+    assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
+
+
+@pytest.mark.parametrize(
+    "shifts, labels",
+    [
+        ([1.2, 0.45, 0.45, 0.45], BALANCED),  # one feature moved far: feature drift's
+        ([0.45, 0.0, 0.0, 0.0], BALANCED),  # one nudge is not a joint shift
+        ([0.05, 0.05, 0.05, 0.05], BALANCED),  # within noise
+        ([0.45, 0.45, 0.45, 0.45], {"0": 0.3, "1": 0.7}),  # inputs follow moved labels
+    ],
+)
+def test_no_joint_nudge(shifts, labels):
+    _, _, signals = assess("prediction_drift", _nudged(shifts, test_labels=labels))
+    assert not [s for s in signals if s.facts.get("kind") == "joint"]
 
 
 def test_prediction_drift_from_deepchecks_less_the_label_shift():
@@ -713,6 +753,35 @@ def test_weak_segment_regression_negative_scores():
     assert "Neg RMSE" in title
 
 
+def _regression_segment(seg_mae, *, n_seg=100, n_test=360, rest_mae=0.35, rmse=0.5):
+    """A regression artifact whose test rows in ``site = 'd'`` have mean absolute error
+    ``seg_mae`` against ``rest_mae`` on the other rows (test RMSE ``rmse``)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    overall = (seg_mae * n_seg + rest_mae * (n_test - n_seg)) / n_test
+    segment = SegmentScore(feature="site", value="d", share=n_seg / n_test, n_rows=n_seg,
+                           error=seg_mae, overall_error=overall)
+    perf = modified(HEALTHY_PERF, segments=[segment],
+                    scores={"test": {"rmse": rmse, "mae": overall, "r2": 0.3}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_weak_segment_regression_category_beyond_noise_counts_undamped():
+    """A quarter of the rows with 37% larger absolute errors than the rest, z ~ 3.5 with
+    the errors' spread from the test RMSE and MAE: medium (it was damped to info)."""
+    severity, title, signals = assess("weak_segment", _regression_segment(0.476))
+    assert severity == "medium"
+    assert "site = 'd'" in title
+    assert max(s.facts.get("z", 0) for s in signals) >= 3
+
+
+def test_weak_segment_regression_category_within_noise_stays_low():
+    """The same excess with errors more than twice as spread (heavy tails): not significant, the
+    damped reading stays below medium."""
+    severity, _, _ = assess("weak_segment", _regression_segment(0.476, rmse=0.8))
+    assert severity in HEALTHY
+
+
 # --------------------------------------------------------------------------- preprocessing_mismatch
 
 
@@ -950,6 +1019,90 @@ def test_unused_features_ranks_first_when_it_is_the_only_problem():
     findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, data)], data)
     assert findings and findings[0].category == "unused_features"
     assert findings[0].severity == "low"
+
+
+def _all_signals(data):
+    sources = (*SOURCES, "intervention")
+    return [s for r in RULES for src in sources for s in r().detect(src, data)]
+
+
+def test_unused_features_collected_noise_outranks_other_low_findings():
+    """Many features with no label association beyond noise (2.5/sqrt(n_train)) are a
+    low finding with high confidence; a few weak columns, as real tables have, are not."""
+    strong = [f"s{i}" for i in range(6)]
+    noise = [f"aux{i}" for i in range(10)]
+    features = strong + noise
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    cols = [col(f, target_association=0.4 if f.startswith("s") else 0.02) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+    severity, title, signals = assess("unused_features", data)
+    assert severity == "low"
+    assert title.startswith("10 of 16 features (62%) have no relation to the label")
+    assert max(s.confidence for s in signals) >= 0.9
+    # noise bound on 1200 rows is 0.072: associations above it are not noise
+    weak = [col(f, target_association=0.4 if f.startswith("s") else 0.09) for f in features]
+    assert assess("unused_features", artifact(features=features, train_cols=weak, model=model))[0] == "info"
+    few = strong + noise[:5]
+    data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
+    assert assess("unused_features", data)[0] == "info"
+
+
+def _ignored(model_class, baseline_score, test_score=0.7):
+    features = ["a", "b", "c", "d"]
+    cols = [col(f, target_association=a) for f, a in zip(features, (0.9, 0.5, 0.3, 0.2))]
+    model = modified(HEALTHY_MODEL, model_class=model_class, feature_importances={})
+    perf = modified(HEALTHY_PERF, test_score=test_score, train_score=0.93)
+    base = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.86, test_score=baseline_score),
+    ]
+    shuffled = Intervention(
+        kind="permute_feature", category="target_leakage", target="a", metric="f1_macro",
+        score_before=0.7, score_after=0.7, noise=0.0, n_rows=400, values={"association": 0.9},
+    )
+    used = shuffled.model_copy(update={"target": "b", "score_after": 0.62, "noise": 0.02,
+                                       "values": {"association": 0.5}})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.5,
+        score_after=0.7, noise=0.03, n_rows=400,
+    )
+    data = artifact(features=features, train_cols=cols, model=model, performance=perf,
+                    baselines=base)
+    return data.model_copy(update={"interventions": [chance, shuffled, used]})
+
+
+def test_unused_features_a_signal_feature_the_model_never_reads_is_medium_and_the_cause():
+    """Shuffling a feature with association 0.9 changes no prediction of an MLP: the
+    pipeline never passes it on. The ladder beating the model is the harm, and the
+    train/test gap and the shortfall are its consequences, folded into it."""
+    data = _ignored("sklearn.neural_network.MLPClassifier", 0.88)
+    signals = list(RULES.get("unused_features")().detect("intervention", data))
+    assert [s.score for s in signals] == [0.55]
+    findings = reason(_all_signals(data), data)
+    assert findings[0].category == "unused_features"
+    assert findings[0].severity == "medium"
+    assert "'a'" in findings[0].title
+    assert "overfitting" not in [f.category for f in findings]
+    # without the ladder's harm: still medium (the model cannot see a strong feature)
+    quiet = _ignored("sklearn.neural_network.MLPClassifier", 0.7)
+    assert [s.score for s in RULES.get("unused_features")().detect("intervention", quiet)] == [0.45]
+    # a model weak everywhere (under half of the ladder's margin over the dummy) ignores
+    # everything a little: that is underfitting's finding, not a dropped column
+    weak = _ignored("sklearn.neural_network.MLPClassifier", 0.88, test_score=0.5)
+    assert list(RULES.get("unused_features")().detect("intervention", weak)) == []
+    # a model that responds to no input at all says nothing about one input
+    numb = quiet.model_copy(update={"interventions": quiet.interventions[:2]})
+    assert list(RULES.get("unused_features")().detect("intervention", numb)) == []
+
+
+def test_unused_features_a_tree_model_may_skip_a_redundant_feature():
+    """A tree model that never splits on a feature is no bug unless a baseline that
+    sees every feature does clearly better."""
+    rule = RULES.get("unused_features")()
+    data = _ignored("sklearn.ensemble.HistGradientBoostingClassifier", 0.7)
+    assert list(rule.detect("intervention", data)) == []
+    data = _ignored("sklearn.ensemble.HistGradientBoostingClassifier", 0.88)
+    assert [s.score for s in rule.detect("intervention", data)] == [0.55]
 
 
 # --------------------------------------------------------------------------- policies

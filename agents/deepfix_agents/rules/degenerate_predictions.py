@@ -45,6 +45,17 @@ class DegeneratePredictions(Rule):
     )
     explains = ("poor_calibration", "underfitting")
 
+    def explains_for(self, artifact):
+        """A model at chance whose labels look unrelated to every feature (no simple
+        baseline does better either) collapses because there is nothing to learn: the
+        no-signal finding (underfitting's) is then the cause, and this its symptom."""
+        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+        measured = at_chance(artifact)
+        if measured is not None and signal_is_learnable(artifact, measured) is False:
+            return tuple(c for c in self.explains if c != "underfitting")
+        return self.explains
+
     def detect_model(self, artifact):
         performance = artifact.performance
         if artifact.task == "regression":

@@ -329,6 +329,35 @@ def _multivariate(check) -> float | None:
     return check.value
 
 
+def multivariate_drift(artifact):
+    """(check, score, facts) of Deepchecks' whole-sample drift (a domain classifier told
+    the splits apart) beyond noise, weighted like the classifier's most useful feature;
+    None when it passed or scores below 0.05. Prediction drift reads it too: when every
+    feature moved only a little, this is the measure of their joint shift."""
+    multi = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
+    if multi is None or multi.outcome != "not_passed":
+        return None
+    drift = _multivariate(multi)
+    if drift is None:
+        return None
+    noise = 1.0 / math.sqrt(effective_rows(artifact, "test"))
+    # the domain classifier's most useful feature: the drift matters as much as the
+    # model relies on it
+    features = set(artifact.dataset.input_columns)
+    ranked = sorted(
+        ((v, k) for k, v in multi.values.items() if k in features and v is not None),
+        reverse=True,
+    )
+    weight = importance_weight(artifact, ranked[0][1]) if ranked else 0.8
+    score = weight * interp(drift - noise, MULTIVARIATE_SCORE) * performance_factor(artifact)
+    if score < 0.05:
+        return None
+    facts = {"multivariate": drift}
+    if ranked:
+        facts["domain_feature"] = ranked[0][1]
+    return multi, score, facts
+
+
 @register_rule
 class FeatureDrift(PeriodDriftHarm, Rule):
     id = "feature_drift"
@@ -499,26 +528,9 @@ class FeatureDrift(PeriodDriftHarm, Rule):
                     drift=facts["drift"],
                     n_drifted_check=len(drifted),
                 )
-        multi = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
-        if multi is None or multi.outcome != "not_passed":
-            return
-        drift = _multivariate(multi)
-        if drift is None:
-            return
-        noise = 1.0 / math.sqrt(effective_rows(artifact, "test"))
-        # the domain classifier's most useful feature: the drift matters as much as the
-        # model relies on it
-        features = set(artifact.dataset.input_columns)
-        ranked = sorted(
-            ((v, k) for k, v in multi.values.items() if k in features and v is not None),
-            reverse=True,
-        )
-        weight = importance_weight(artifact, ranked[0][1]) if ranked else 0.8
-        score = weight * interp(drift - noise, MULTIVARIATE_SCORE) * performance_factor(artifact)
-        if score >= 0.05:
-            facts = {"multivariate": drift}
-            if ranked:
-                facts["domain_feature"] = ranked[0][1]
+        found = multivariate_drift(artifact)
+        if found is not None:
+            multi, score, facts = found
             yield self.check_signal(multi, score=score, confidence=0.6, **facts)
 
     def explains_for(self, artifact):

@@ -13,6 +13,10 @@ or stands in when those statistics are missing.
 When the outputs move unjustified, the drifting features are the mechanism and this
 finding the harm, so ``explains`` lists ``feature_drift`` (and feature drift lists this
 rule): the reasoner keeps whichever of the two ranks higher and folds the other into it.
+Many small nudges are recognised on the inputs too (:func:`joint_nudge`): several
+features each moved a little, none far, the labels unmoved. No single feature explains
+them, so this rule names their joint shift (measured by its importance-weighted length
+and Deepchecks' domain classifier) even when the predicted shares barely moved.
 Shifted outputs also make test-only symptoms: a share of one class far from its true
 share, probabilities that no longer match frequencies, a threshold tuned for the
 training population, and a train/test gap; those are folded in too.
@@ -25,10 +29,17 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import (
+    DRIFTED,
     NUDGE_SD,
+    SHIFT_SCORE,
     PeriodDriftHarm,
     _column_drift,
+    _skipped_columns,
     effective_rows,
+    importance_weight,
+    multivariate_drift,
+    numeric_shift,
+    performance_factor,
     two_sample_noise,
 )
 from deepfix_agents.rules.label_drift import total_variation
@@ -63,6 +74,72 @@ def large_feature_shift(artifact) -> str | None:
     """The first feature (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
     shifts = large_feature_shifts(artifact)
     return shifts[0] if shifts else None
+
+
+#: a joint shift needs at least this many numeric features moved beyond noise (one
+#: nudged feature is a small feature drift; from two on, no single one explains the
+#: moved inputs, the same reading as feature drift's ``explains_for``)
+JOINT_MIN_FEATURES = 2
+#: |log| of a spread ratio that is a change in its own right (2x): feature drift's reading
+SPREAD_CHANGE = math.log(2.0)
+
+
+def joint_nudge(artifact) -> dict | None:
+    """Several numeric features each moved a little, none far: the inputs shifted
+    together (another population, a recalibrated sensor suite) while no single feature
+    stands out. None unless at least ``JOINT_MIN_FEATURES`` features moved beyond noise
+    (``numeric_shift``'s significant location) and none moved by a large effect
+    (``NUDGE_SD``), changed its spread 2x or more, or changed its category shares, and
+    unless the outcomes stayed put (inputs that follow moved labels are label drift).
+
+    ``joint`` is the length of the moved features' shift vector in training standard
+    deviations, each shift counted as far as it is beyond noise and weighted by how much
+    the model relies on the feature: four features moved 0.4 std each add up to a 0.8
+    std move of the inputs. ``shifts`` and ``largest`` are the measured shifts."""
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.property_names:
+        return None
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    label_shift = _label_shift(artifact)
+    label_noise = math.sqrt(1.0 / n_train + 1.0 / n_test)
+    if artifact.task != "regression":
+        label_noise *= 0.5
+    if label_shift is None or label_shift > 2.0 * label_noise:
+        return None
+    skipped = _skipped_columns(artifact)
+    moved = []
+    for name in dataset.input_columns:
+        if name in skipped:
+            continue
+        train, test = dataset.train.column(name), dataset.test.column(name)
+        if train is None or test is None or train.kind != "numeric" or test.kind != "numeric":
+            continue
+        shift = numeric_shift(train, test, n_train, n_test)
+        if shift is None:
+            continue
+        if shift["location"] >= NUDGE_SD or shift["spread"] >= SPREAD_CHANGE:
+            return None  # a feature moved far on its own: feature drift's reading
+        if shift["location"] > 0:
+            moved.append(
+                (shift["location"], name, importance_weight(artifact, name), shift["shift"])
+            )
+    if any(
+        facts.get("kind") == "categorical" and facts["raw"] >= DRIFTED
+        for _, facts in _column_drift(artifact)
+    ):
+        return None
+    if len(moved) < JOINT_MIN_FEATURES:
+        return None
+    moved.sort(key=lambda m: (-m[3], m[1]))
+    # the length counts each shift only as far as it is beyond noise (``location``)
+    joint = math.sqrt(sum((weight * location) ** 2 for location, _, weight, _ in moved))
+    return {
+        "joint": joint,
+        "n_moved": len(moved),
+        "largest": moved[0][3],
+        "moved_features": [name for _, name, _, _ in moved],
+        "shifts": {name: round(raw, 2) for _, name, _, raw in moved},
+    }
 
 
 #: classification: shift of predicted class shares beyond the label shift (TVD) -> score
@@ -215,8 +292,14 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
         "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
         "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
-        "our own score + 0.1 when we have one. Capped at low on a chronological split whose "
-        "test period costs neither the baseline ladder nor the model anything measurable (as "
+        "our own score + 0.1 when we have one. A joint shift (2 or more numeric features "
+        "moved beyond noise, none by 0.8 training stds or more, no spread doubled, no "
+        "category shares moved, the outcomes unmoved): the length of the importance-weighted"
+        " shift vector on feature drift's location scale (0.5 -> 0.35, 1 -> 0.55, 2 -> "
+        "0.75), or feature drift's Multivariate Drift score when the domain classifier "
+        "told the splits apart, whichever is higher, x0.8 when the test score is within "
+        "0.02 of the training score. Capped at low on a chronological split whose test "
+        "period costs neither the baseline ladder nor the model anything measurable (as "
         "feature drift)."
     )
     explains = (
@@ -248,6 +331,40 @@ class PredictionDrift(PeriodDriftHarm, Rule):
             value = own["moved"] - own["truth"]
         yield self.signal(
             "model", score=own["score"], confidence=0.85, detail=detail, value=value, **facts
+        )
+
+    def detect_dataset(self, artifact):
+        """The joint shift of many small nudges (:func:`joint_nudge`), measured by the
+        length of the weighted shift vector and, when Deepchecks' domain classifier
+        told the splits apart, by that (the same scale feature drift uses for one
+        feature's shift and for the multivariate check), so the moved inputs are named
+        as one cause instead of a feature drift no single feature shows."""
+        nudge = joint_nudge(artifact)
+        if nudge is None:
+            return
+        score = interp(nudge["joint"], SHIFT_SCORE) * performance_factor(artifact)
+        facts = {k: v for k, v in nudge.items() if k != "shifts"}
+        multi = multivariate_drift(artifact)
+        detail = (
+            f"{nudge['n_moved']} features moved together, each by less than {NUDGE_SD} "
+            f"training stds ("
+            + ", ".join(f"{k!r} {v:.2f}" for k, v in list(nudge["shifts"].items())[:5])
+            + f"): a joint shift of {nudge['joint']:.2f} stds beyond noise, weighted by "
+            "importance"
+        )
+        if multi is not None:
+            _, multi_score, multi_facts = multi
+            detail += (
+                f"; a classifier tells test from train rows apart (multivariate drift "
+                f"{multi_facts['multivariate']:.2f})"
+            )
+            score = max(score, multi_score)
+            facts["multivariate"] = multi_facts["multivariate"]
+        if score < 0.05:
+            return
+        yield self.signal(
+            "dataset", score=score, confidence=0.75, detail=detail, value=nudge["joint"],
+            kind="joint", **facts,
         )
 
     def detect_deepchecks(self, artifact):
@@ -297,12 +414,30 @@ class PredictionDrift(PeriodDriftHarm, Rule):
                 f"Predictions shift by {self.fact(signals, 'moved'):+.2f} target stds from train "
                 f"to test while the target shifts by {self.fact(signals, 'truth'):+.2f}"
             )
+        if kind == "joint":
+            return (
+                f"{self.fact(signals, 'n_moved')} features shifted together between train and "
+                f"test, none by more than {self.fact(signals, 'largest'):.2f} training stds: "
+                f"a joint shift of the model's inputs"
+            )
         drift = self.fact(signals, "drift")
         if drift is not None:
             return f"The model's predictions drift between train and test (drift score {drift:.2f})"
         return self.name
 
     def explanation(self, signals, artifact):
+        if self.fact(signals, "kind") == "joint":
+            moved = self.fact(signals, "moved_features") or []
+            named = ", ".join(repr(m) for m in moved[:5]) + (" ..." if len(moved) > 5 else "")
+            return (
+                f"Several inputs ({named}) moved a little each between train and test, none "
+                "far enough to stand out on its own, while the outcomes stayed put. Together "
+                "they shift what the model sees (another population, a recalibrated set of "
+                "instruments, a preprocessing change applied to many columns), and the "
+                "model's predictions move with their sum. Compare the moved features together, "
+                "not one by one, and retrain or recalibrate with labelled data from the new "
+                "population."
+            )
         return (
             "The model answers differently on the evaluation data than on the training data, "
             "and the real outcomes do not account for the difference. The inputs changed in a "

@@ -77,10 +77,33 @@ def too_noisy_to_tell(artifact, measured) -> bool:
     )
 
 
+#: binary: the model's F1 at its best threshold above the all-positive F1 2p/(1+p) by
+#: this much (plus the selection noise of picking a threshold on the test rows) means
+#: its scores rank the classes: the labels do relate to the features
+RANKING_SKILL = 0.1
+
+
+def ranks_the_classes(artifact) -> bool:
+    """Whether the model's scores separate a binary task's classes, whatever its default
+    decisions: a rare class that every model of the ladder (and the model at 0.5) never
+    predicts still has signal that a threshold recovers."""
+    from deepfix_agents.rules.decision_threshold import positive_share, selection_noise
+
+    best = artifact.performance.f1_at_best
+    p = positive_share(artifact)
+    if artifact.task != "binary_classification" or best is None or p is None:
+        return False
+    margin = RANKING_SKILL + selection_noise(artifact.dataset.test.n_rows)
+    return best - 2 * p / (1 + p) > margin
+
+
 def signal_is_learnable(artifact, measured) -> bool | None:
     """True when a baseline of the ladder clearly beats the model (the signal is in the
-    data), False when none does (the labels look unrelated to the features), None when
-    there is no ladder."""
+    data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
+    False when neither (the labels look unrelated to the features), None when there is
+    no ladder."""
+    if ranks_the_classes(artifact):
+        return True
     best = best_baseline(artifact)
     if best is None or measured.score_after is None:
         return None

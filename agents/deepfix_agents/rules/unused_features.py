@@ -27,6 +27,30 @@ NOISE_ASSOCIATION = 0.1
 #: Deepchecks: number of high-variance unused features -> score
 CHECK_COUNT_SCORE = ((5, 0.2), (15, 0.28), (30, 0.35))
 
+#: a feature's label association (train) within this many standard errors of zero
+#: (about 1/sqrt(n_train) for Somers' D or Spearman) is indistinguishable from noise
+NOISE_UNITS = 2.5
+#: features without any label association: at least this many, and this share of all
+#: features, before they count as collected noise (real tables have a few weak columns)
+MIN_NOISE_FEATURES = 8
+MIN_NOISE_SHARE = 0.4
+#: ... while at least this many features clearly relate to the label (twice the noise
+#: bound): when none does, the labels are unrelated to every feature (a label problem)
+MIN_SIGNAL_FEATURES = 2
+#: share of noise features -> score (low: a cost, not a measured loss of accuracy)
+NOISE_SHARE_SCORE = ((0.4, 0.3), (0.8, 0.38))
+#: a feature whose label association is at least this (and clearly beyond noise) and
+#: that the model does not read at all carries signal the model never sees
+SIGNAL_ASSOCIATION = 0.3
+#: a sparse learner's ignored feature counts only when it is (within this of) the best
+#: single predictor of the label
+BEST_PREDICTOR_SLACK = 0.01
+#: a feature that carries signal but is never read: the model's inputs are not what
+#: the user meant to give it (a column list that drops features, a wrong selector)
+IGNORED_SIGNAL_SCORE = 0.45
+#: ... and a simple baseline of the ladder that sees every feature beats the model
+IGNORED_SIGNAL_HARM_SCORE = 0.55
+
 
 def unused(artifact) -> dict | None:
     importances = artifact.model.feature_importances
@@ -53,6 +77,161 @@ def unused(artifact) -> dict | None:
         "ignored_share": len(ignored) / n,
         "examples": (noise or weak)[:5],
     }
+
+
+def noise_bound(n_rows: int) -> float:
+    """Largest label association that sampling noise alone gives a feature unrelated to
+    the label on ``n_rows`` training rows."""
+    return NOISE_UNITS / max(n_rows, 1) ** 0.5
+
+
+def noise_features(artifact) -> tuple[list[str], int] | None:
+    """Non-constant features whose label association on train is within noise of zero,
+    and the number of features with an association; None without train statistics."""
+    train = artifact.dataset.train
+    if train is None:
+        return None
+    names = artifact.dataset.feature_names or [
+        c.name for c in train.columns if c.name != artifact.dataset.target
+    ]
+    bound = noise_bound(train.n_rows)
+    measured, noise, signal = 0, [], 0
+    for name in names:
+        column = train.column(name)
+        if column is None or column.target_association is None or column.n_unique <= 1:
+            continue
+        measured += 1
+        if column.target_association < bound:
+            noise.append(name)
+        elif column.target_association >= 2 * bound:
+            signal += 1
+    if signal < MIN_SIGNAL_FEATURES:
+        # nothing relates to the label: the labels are the problem, not the features
+        return [], measured
+    return noise, measured
+
+
+#: a model whose predictions barely vary reads no feature in any measurable way
+CONSTANT_SHARE = 0.9
+CONSTANT_SPREAD = 0.25
+
+
+def _constant_predictions(artifact) -> bool:
+    """Whether the model predicts (almost) one output for every row: shuffling any one
+    column then changes nothing, which says nothing about that column."""
+    performance = artifact.performance
+    if artifact.task == "regression":
+        spread = performance.prediction_spread_ratio
+        return spread is not None and spread < CONSTANT_SPREAD
+    shares = performance.prediction_distribution
+    return bool(shares) and max(shares.values()) >= CONSTANT_SHARE
+
+
+def _responds_to_inputs(artifact) -> bool:
+    """Whether the model's predictions were seen to move with some input (a shuffled or
+    perturbed feature changed predictions): only then does an input that moves nothing
+    single itself out; a model too weak to respond to anything moves nothing either."""
+    for measured in artifact.interventions:
+        if measured.kind == "permute_feature" and measured.change:
+            return True
+    robustness = artifact.robustness
+    return robustness is not None and any(f.flip_rate > 0 for f in robustness.features)
+
+
+#: a model that reaches less than this share of the best baseline's margin over the
+#: dummy is weak everywhere (too simple, untrained): it ignores everything a little
+WEAK_MODEL_SHARE = 0.5
+
+
+def _weak_overall(artifact) -> bool:
+    """Whether the model captures less than half of what a simple baseline gets over the
+    dummy: then an input it does not respond to says more about the model than the
+    input (that is underfitting's finding)."""
+    from deepfix_agents.rules.underfitting import baseline, best_baseline
+
+    dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
+    test = artifact.performance.test_score
+    if None in (dummy, best, test) or dummy.test_score is None or best.test_score is None:
+        return True
+    headroom = best.test_score - dummy.test_score
+    if headroom <= 0:
+        return True
+    return (test - dummy.test_score) / headroom < WEAK_MODEL_SHARE
+
+
+def sparse_learner(artifact) -> bool:
+    """Whether the model may legitimately never read a feature that carries signal: tree
+    models split only on the features they pick (a redundant one may never be chosen)
+    and L1 penalties zero out redundant coefficients. Unknown models count as sparse."""
+    model = artifact.model
+    cls = (model.model_class or "").lower()
+    if not cls:
+        return True
+    if any(word in cls for word in ("tree", "forest", "boost", "lgbm", "xgb", "catboost",
+                                     "lasso", "elasticnet", "lars")):
+        return True
+    penalty = str(model.hyperparameters.get("penalty", "")).lower()
+    return penalty in ("l1", "elasticnet")
+
+
+def ignored_signal(artifact) -> list[tuple[str, float, str]]:
+    """Features that carry signal (label association clearly beyond noise) but that the
+    model does not read at all: exactly zero native importance (a pipeline that never
+    passes the column on), or test predictions unchanged, to the last row, when the
+    column is shuffled. (feature, association, how it was seen). A sparse learner (see
+    :func:`sparse_learner`) may skip a redundant feature by design: for it, a feature
+    counts only when it is the best single predictor of the label (what a greedy split
+    takes first) and a simple baseline that sees every feature beats the model."""
+    train = artifact.dataset.train
+    if train is None or _constant_predictions(artifact):
+        return []
+    floor = max(SIGNAL_ASSOCIATION, 2 * noise_bound(train.n_rows))
+    found: dict[str, tuple[str, float, str]] = {}
+    for name, value in artifact.model.feature_importances.items():
+        column = train.column(name)
+        association = None if column is None else column.target_association
+        if value == 0.0 and association is not None and association >= floor:
+            found[name] = (name, association, "zero importance")
+    responds = _responds_to_inputs(artifact) and not _weak_overall(artifact)
+    for measured in artifact.interventions:
+        if measured.kind != "permute_feature" or measured.change is None or not responds:
+            continue
+        association = measured.values.get("association")
+        if (
+            measured.change == 0.0
+            and not measured.noise
+            and association is not None
+            and association >= floor
+            and measured.target not in found
+        ):
+            found[measured.target] = (
+                measured.target, association, "shuffling it changes no prediction"
+            )
+    if found and sparse_learner(artifact):
+        # a tree picks its splits greedily: the best single predictor is the one it
+        # cannot pass over by chance; and skipping it must cost (the ladder beats it)
+        best = max(
+            (c.target_association for c in train.columns
+             if c.name != artifact.dataset.target and c.target_association is not None),
+            default=0.0,
+        )
+        found = {k: v for k, v in found.items() if v[1] >= best - BEST_PREDICTOR_SLACK}
+        if not found or _ladder_beats_model(artifact) is None:
+            return []
+    return sorted(found.values(), key=lambda t: (-t[1], t[0]))
+
+
+def _ladder_beats_model(artifact) -> tuple[str, float] | None:
+    """The best simple baseline, when it beats the model on test beyond noise."""
+    from deepfix_agents.rules.overfitting import LAG_NOISE_UNITS, lag_noise
+    from deepfix_agents.rules.underfitting import best_baseline
+
+    best, test = best_baseline(artifact), artifact.performance.test_score
+    if best is None or test is None or best.test_score is None:
+        return None
+    if best.test_score - test > LAG_NOISE_UNITS * lag_noise(artifact):
+        return best.name, best.test_score
+    return None
 
 
 def _coef_based(artifact) -> bool:
@@ -91,7 +270,13 @@ class UnusedFeatures(Rule):
         "text, a date not turned into useful parts, a numeric column parsed as string).",
     )
     severity_policy = (
-        "Low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
+        "Features that carry signal (train label association >= 0.3 and beyond twice the "
+        "noise bound) that the model never reads (exactly zero native importance, or "
+        "predictions unchanged to the last row when the column is shuffled): medium 0.45, "
+        "0.55 when a simple baseline of the ladder, which sees every feature, beats the "
+        "model beyond 2 standard errors of its test score. At least 8 features, and 40% of "
+        "them, with no label association beyond noise (2.5/sqrt(n_train)): low, 0.3 at 40% "
+        "-> 0.38 at 80%, confidence 0.9. Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
         "60% -> 0.28, 80% -> 0.35, 100% -> 0.38. Medium only when most features are truly "
         "ignored (below 0.02x the mean) and at least 10 of them: 75% -> 0.4, 90% -> 0.5. "
         "Deepchecks Unused Features (high-variance unused features) 5 -> 0.2, 15 -> 0.28, 30 "
@@ -101,6 +286,23 @@ class UnusedFeatures(Rule):
         "models."
     )
     checks = ("Unused Features",)
+    #: when the model never reads features that carry signal, its train/test gap and its
+    #: shortfall against the ladder (which sees every feature) are consequences of that
+    IGNORED_SIGNAL_EXPLAINS = ("underfitting", "overfitting", "weak_segment")
+
+    def subjects(self, signals, artifact):
+        """The noise features, or the signal-carrying features the model never reads: a
+        cause that names none of them (a leak in another column, say) does not explain
+        them, so such a finding is not folded into it."""
+        named = list(self.fact(signals, "ignored_signal") or [])
+        for s in signals:
+            named.extend(s.facts.get("noise_features") or [])
+        return tuple(dict.fromkeys(named))
+
+    def explains_for(self, artifact):
+        if ignored_signal(artifact):
+            return self.IGNORED_SIGNAL_EXPLAINS
+        return self.explains
 
     def detect_model(self, artifact):
         found = unused(artifact)
@@ -134,6 +336,56 @@ class UnusedFeatures(Rule):
             **found,
         )
 
+    def detect_dataset(self, artifact):
+        """Many collected features carry no relation to the label at all (noise)."""
+        found = noise_features(artifact)
+        if found is None:
+            return
+        noise, measured = found
+        if len(noise) < MIN_NOISE_FEATURES or not measured:
+            return
+        share = len(noise) / measured
+        if share < MIN_NOISE_SHARE:
+            return
+        bound = noise_bound(artifact.dataset.train.n_rows)
+        yield self.signal(
+            "dataset",
+            score=interp(share, NOISE_SHARE_SCORE),
+            confidence=0.9,
+            detail=(
+                f"{len(noise)} of {measured} features ({pct(share)}) have no association with "
+                f"the label beyond noise on train (below {bound:.3f} on "
+                f"{artifact.dataset.train.n_rows} rows)"
+            ),
+            value=share,
+            n_noise_features=len(noise),
+            noise_examples=noise[:5],
+            noise_features=noise,
+            n_measured=measured,
+        )
+
+    def detect_intervention(self, artifact):
+        """Features that carry signal but that the model never reads."""
+        ignored = ignored_signal(artifact)
+        if not ignored:
+            return
+        beaten = _ladder_beats_model(artifact)
+        names = ", ".join(f"{n!r} (association {a:.2f}: {how})" for n, a, how in ignored[:4])
+        detail = f"the model does not read {len(ignored)} feature(s) that carry signal: {names}"
+        if beaten is not None:
+            detail += (
+                f"; the {beaten[0]} baseline, which sees every feature, reaches "
+                f"{beaten[1]:.3f} on test vs the model's {artifact.performance.test_score:.3f}"
+            )
+        yield self.signal(
+            "intervention",
+            score=IGNORED_SIGNAL_HARM_SCORE if beaten is not None else IGNORED_SIGNAL_SCORE,
+            confidence=0.85,
+            detail=detail,
+            value=float(len(ignored)),
+            ignored_signal=[n for n, _, _ in ignored],
+        )
+
     def detect_deepchecks(self, artifact):
         check = artifact.check("Unused Features")
         if check is None or check.outcome != "not_passed" or check.value is None:
@@ -155,6 +407,20 @@ class UnusedFeatures(Rule):
             yield self.check_signal(check, score=score, confidence=0.55, check_count=int(count))
 
     def title(self, signals, artifact):
+        ignored = self.fact(signals, "ignored_signal")
+        if ignored:
+            shown = ", ".join(repr(n) for n in ignored[:3])
+            return (
+                f"The model never reads {len(ignored)} feature(s) that carry signal ({shown}): "
+                "its inputs are not the ones it was given"
+            )
+        noise = self.fact(signals, "n_noise_features")
+        if noise is not None:
+            total = self.fact(signals, "n_measured")
+            return (
+                f"{noise} of {total} features ({pct(noise / total)}) have no relation to the "
+                "label: collected noise the model does not need"
+            )
         n, total = self.fact(signals, "n_unused"), self.fact(signals, "n_features")
         if n is not None:
             return f"{n} of {total} features ({pct(n / total)}) are practically unused by the model"
@@ -164,7 +430,17 @@ class UnusedFeatures(Rule):
         return self.name
 
     def explanation(self, signals, artifact):
-        examples = self.fact(signals, "examples") or []
+        ignored = self.fact(signals, "ignored_signal")
+        if ignored:
+            return (
+                f"Features that predict the label on their own ({', '.join(repr(n) for n in ignored[:3])}) "
+                "do not reach the model at all: its predictions do not change when they do. "
+                "That is almost always a pipeline bug, a column list or selector in the "
+                "preprocessing (`ColumnTransformer(..., remainder='drop')`) that silently "
+                "leaves them out. Check which columns the fitted pipeline really passes on "
+                "(`pipeline[:-1].get_feature_names_out()`)."
+            )
+        examples = self.fact(signals, "noise_examples") or self.fact(signals, "examples") or []
         shown = f" (e.g. {', '.join(repr(e) for e in examples[:3])})" if examples else ""
         return (
             f"The model barely uses many of the features it is given{shown}. That rarely hurts "

@@ -113,6 +113,26 @@ def _z_error(seg, n_test: int) -> float:
     return (seg.error - rest) / math.sqrt(variance) if variance > 0 else 0.0
 
 
+def _z_abs_error(seg, n_test: int, spread: float) -> float:
+    """Two-sample z-statistic of a regression segment's mean absolute error against the
+    other rows', with ``spread`` the standard deviation of the absolute errors over all
+    test rows (the pooled spread under 'no difference')."""
+    n_rest = max(n_test - seg.n_rows, 1)
+    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
+    se = spread * math.sqrt(1.0 / max(seg.n_rows, 1) + 1.0 / n_rest)
+    return (seg.error - rest) / se if se > 0 else 0.0
+
+
+def abs_error_spread(artifact) -> float | None:
+    """Standard deviation of the absolute test errors, from the test RMSE and MAE
+    (var |e| = mean e^2 - (mean |e|)^2); None without both."""
+    scores = artifact.performance.scores.get("test", {})
+    rmse, mae = scores.get("rmse"), scores.get("mae")
+    if rmse is None or mae is None or rmse < mae:
+        return None
+    return math.sqrt(rmse**2 - mae**2)
+
+
 @register_rule
 class WeakSegment(Rule):
     id = "weak_segment"
@@ -151,7 +171,9 @@ class WeakSegment(Rule):
         "selection bias than a range search): relative accuracy drop 0.1 -> 0.15, 0.2 -> 0.4, "
         "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's error rate is >= 3 "
         "standard errors above the other rows'; regression uses mean absolute error with "
-        "drop = (segment - overall) / segment, x0.6."
+        "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
+        "standard errors above the other rows' (the absolute errors' spread from the test "
+        "RMSE and MAE), (segment - other rows) / segment undamped."
     )
     checks = ("Weak Segments Performance",)
 
@@ -196,11 +218,13 @@ class WeakSegment(Rule):
         channel on which the model fails is often larger than Deepchecks' weakest corner."""
         scored = []
         n_test = artifact.dataset.test.n_rows
+        spread = abs_error_spread(artifact) if artifact.task == "regression" else None
         for seg in artifact.performance.segments:
             if seg.error <= seg.overall_error:
                 continue
             if artifact.task != "regression" and _z_error(seg, n_test) < MIN_Z:
                 continue
+            significant = None
             if artifact.task == "regression":
                 segment = {
                     "avg": seg.overall_error,
@@ -208,6 +232,17 @@ class WeakSegment(Rule):
                     "metric": "mean absolute error",
                     "drop": (seg.error - seg.overall_error) / seg.error,
                 }
+                if spread:
+                    z = _z_abs_error(seg, n_test, spread)
+                    if z >= MIN_Z:
+                        # clearly beyond noise: the segment's excess error over the
+                        # other rows counts in full (no damping for the spread of
+                        # regression errors across segments: it is measured)
+                        rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(
+                            n_test - seg.n_rows, 1
+                        )
+                        significant = (seg.error - rest) / seg.error
+                        segment.update(z=round(z, 2), rest=rest)
             else:
                 avg, weak = 1.0 - seg.overall_error, 1.0 - seg.error
                 if avg <= 0:
@@ -215,6 +250,8 @@ class WeakSegment(Rule):
                 segment = {"avg": avg, "weak": weak, "metric": "accuracy", "drop": (avg - weak) / avg}
             segment.update(share=seg.share, segment=f"{seg.feature} = {seg.value!r}")
             drop = segment["drop"] * (REGRESSION_DAMPING if artifact.task == "regression" else 1)
+            if significant is not None:
+                drop = max(drop, significant)
             score = interp(drop, CATEGORY_DROP_SCORE) * interp(seg.share, SIZE_FACTOR)
             scored.append(((score, seg.n_rows), segment))
         if not scored:
