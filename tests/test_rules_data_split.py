@@ -857,3 +857,57 @@ def test_overlap_expected_from_few_distinct_feature_values_is_damped():
     # far more shared rows than chance explains is a leak even on such data
     leaked = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.6, mix=0.6)
     assert finding("train_test_overlap", leaked)["severity"] == "critical"
+
+
+# ------------------------------------------- chance repeats calibrated on the other split
+
+
+def _coarse(train_kw, test_kw, *, task="binary_classification", checks=()):
+    """Five 3-valued columns (243 cells: the columns' estimate of chance repeats is
+    high) on 1400 training and 360 test rows."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(5)]
+    return artifact(
+        columns, [cat(c.name, 3) for c in columns], n_train=1400, n_test=360,
+        train_kw=train_kw, test_kw=test_kw, task=task, checks=checks,
+    )
+
+
+def test_deepchecks_duplicates_that_the_other_split_predicts_are_not_a_finding():
+    """12% training duplicates where the test split's own 5% predict ~16% at the
+    training size: chance, so Deepchecks' 12% alone is no medium finding (it was)."""
+    art = _coarse({"duplicate_fraction": 0.121}, {"duplicate_fraction": 0.05},
+                  checks=[failed("Data Duplicates", 0.121)])
+    assert at_most(severity_of("duplicate_samples", art), "low")
+
+
+def test_planted_copies_beyond_the_other_splits_prediction_are_found_on_coarse_data():
+    """41% training duplicates against the ~16% the test split predicts: copies beyond
+    chance are found although the columns' own estimate (far above 41%) excuses them."""
+    art = _coarse({"duplicate_fraction": 0.414}, {"duplicate_fraction": 0.05},
+                  checks=[failed("Data Duplicates", 0.414)])
+    assert not at_most(severity_of("duplicate_samples", art), "low")
+
+
+def test_regression_conflicts_the_other_split_predicts_are_not_a_finding():
+    """A continuous target makes every feature coincidence a conflict: 39% of 1400
+    training rows, when 25% of 360 test rows conflict too, is what the split size
+    predicts, not label noise (it was medium)."""
+    art = _coarse({"conflicting_label_fraction": 0.392}, {"conflicting_label_fraction": 0.247},
+                  task="regression")
+    assert at_most(severity_of("conflicting_labels", art), "low")
+    # without a reference (no conflicts in test) the natural damping alone applies
+    art = _coarse({"conflicting_label_fraction": 0.392}, {"conflicting_label_fraction": 0.0},
+                  task="regression")
+    assert severity_of("conflicting_labels", art) == "medium"
+
+
+def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
+    """Deepchecks reports the worse split's share: 16% matches the test split, whose
+    coarse features predict that many repeats by chance (the 40 training rows have none):
+    no finding from it."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(3)]
+    art = artifact(
+        columns, [cat(c.name, 3) for c in columns], n_train=40, n_test=1286,
+        test_kw={"duplicate_fraction": 0.162}, checks=[failed("Data Duplicates", 0.162)],
+    )
+    assert at_most(severity_of("duplicate_samples", art), "low")

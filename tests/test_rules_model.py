@@ -1147,3 +1147,142 @@ def test_weak_segment_uses_the_costliest_of_several_listed_segments():
     severity, title, _ = assess("weak_segment", data)
     assert severity in ("medium", "high")
     assert "country in ['DE']" in title and "20%" in title
+
+
+# ------------------------------------------------- measured harm on natural data (issue 12)
+
+ALL_SOURCES = (*SOURCES, "intervention", "training")
+
+
+def assess_all(category, data):
+    """:func:`assess` with the measurement sources too (the chance guard)."""
+    rule = RULES.get(category)()
+    signals = [s for source in ALL_SOURCES for s in rule.detect(source, data)]
+    if not signals:
+        return "info"
+    return rule.severity(sorted(signals, key=lambda s: (-s.score, -s.confidence)), data)
+
+
+def _chronological(data, *, ladder_test, ladder_cv=0.86, noise=0.03):
+    """``data`` as a dated split whose test rows all follow the training rows, with a
+    baseline ladder scoring ``ladder_cv`` in cross-validation and ``ladder_test`` on the
+    test period, and a chance-level measurement of noise ``noise``."""
+    dataset = data.dataset.model_copy(
+        update={
+            "datetime_col": "date",
+            "comparison": SplitComparison(test_to_train_ratio=1 / 3, test_before_train_fraction=0.0),
+        }
+    )
+    metric = data.performance.metric
+    baselines = [
+        BaselineResult(name="dummy_prior", metric=metric, cv_score=0.37, test_score=0.37),
+        BaselineResult(name="linear", metric=metric, cv_score=ladder_cv, test_score=ladder_test),
+    ]
+    return _with_chance_noise(
+        data.model_copy(update={"dataset": dataset, "baselines": baselines}), noise
+    )
+
+
+def _shifted():
+    return artifact(
+        test_cols=[col("a", mean=1.8), col("b"), col("c"), col("d")],
+        model=modified(
+            HEALTHY_MODEL, feature_importances={"a": 0.55, "b": 0.15, "c": 0.15, "d": 0.15}
+        ),
+    )
+
+
+def test_drift_between_periods_that_costs_no_model_anything_is_low():
+    """The same 1.8-SD shift (high on a random split): on a chronological split where
+    the ladder scores on the later period as in cross-validation and the model as well
+    as the ladder, the drift between periods is the honest split: low, with the
+    measurement in the evidence."""
+    assert assess("feature_drift", _shifted())[0] == "high"
+    severity, _, signals = assess("feature_drift", _chronological(_shifted(), ladder_test=0.85))
+    assert severity == "low"
+    assert any("chronological split" in s.evidence.detail for s in signals)
+    data = _chronological(_shifted(), ladder_test=0.85)
+    findings = reason([s for r in RULES for src in ALL_SOURCES for s in r().detect(src, data)], data)
+    assert all(f.severity in HEALTHY for f in findings if f.category == "feature_drift")
+
+
+def test_drift_between_periods_that_costs_the_ladder_stays_high():
+    """When the simple models lose far more than the noise on the later period (0.86 in
+    cross-validation, 0.60 on test), the drift is measured harm and keeps its severity."""
+    severity, _, signals = assess("feature_drift", _chronological(_shifted(), ladder_test=0.60))
+    assert severity == "high"
+    assert not any("chronological split" in s.evidence.detail for s in signals)
+
+
+def test_drift_between_periods_with_the_model_behind_the_ladder_stays_high():
+    """The ladder copes with the later period but the model (0.90 test) trails it by
+    more than the noise allows (ladder 0.99, noise 0.03): the drift may harm this model."""
+    data = _chronological(_shifted(), ladder_test=0.99, ladder_cv=0.99)
+    assert assess("feature_drift", data)[0] == "high"
+
+
+def _weak_signal_regression(*, model_score, ladder_cv, ladder_test, noise):
+    perf = modified(HEALTHY_PERF, metric="r2", train_score=model_score + 0.05,
+                    test_score=model_score)
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.007, test_score=0.0),
+        BaselineResult(name="linear", metric="r2", cv_score=ladder_cv, test_score=ladder_test),
+    ]
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+        score_after=model_score, noise=noise, n_rows=360,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_weak_real_signal_on_a_noisy_test_split_is_not_at_chance():
+    """R2 0.08 with a bootstrap noise of 0.08 is within noise of chance, but the ladder
+    finds the same weak signal in cross-validation (0.11) and on test (0.10), and the
+    model is level with it: the test rows are too noisy to tell, not a model that
+    learned nothing, so no high finding."""
+    data = _weak_signal_regression(model_score=0.08, ladder_cv=0.11, ladder_test=0.10, noise=0.08)
+    assert assess_all("underfitting", data) in HEALTHY
+
+
+def test_at_chance_when_the_ladder_collapses_on_test_stays_high():
+    """The ladder's cross-validated 0.6 falls to 0.05 on test (labels that no longer
+    belong to their rows there): the model's 0.08 within noise of chance is the high
+    no-better-than-chance finding."""
+    data = _weak_signal_regression(model_score=0.08, ladder_cv=0.6, ladder_test=0.05, noise=0.08)
+    assert assess_all("underfitting", data) == "high"
+
+
+def test_shortfall_against_a_ladder_within_noise_of_the_dummy_is_silent():
+    """A tree at 0.125 over a dummy at 0 with a test noise of 0.064: the ladder itself
+    is within 2 noise units of the dummy, so the model's 0.03 is no measured shortfall;
+    with a precise test score (noise 0.01) the same shortfall counts."""
+    noisy = _weak_signal_regression(model_score=0.03, ladder_cv=0.12, ladder_test=0.125,
+                                    noise=0.064)
+    assert assess_all("underfitting", noisy) in HEALTHY
+    precise = _weak_signal_regression(model_score=0.03, ladder_cv=0.12, ladder_test=0.125,
+                                      noise=0.01)
+    assert assess_all("underfitting", precise) not in HEALTHY
+
+
+def _fragile(noise, drop):
+    from mlflow_deepfix.schemas import FeatureFragility, RobustnessSummary
+
+    data = artifact(task="regression",
+                    performance=modified(HEALTHY_PERF, metric="r2", test_score=0.09))
+    robustness = RobustnessSummary(
+        n_rows=360, metric="r2", flip_rate=0.31, score_drop=drop,
+        features=[FeatureFragility(feature="a", kind="numeric",
+                                   perturbation="noise of 5% of its spread", flip_rate=0.21)],
+    )
+    return _with_chance_noise(data.model_copy(update={"robustness": robustness}), noise)
+
+
+def test_predictions_that_move_without_costing_score_are_low_fragility():
+    """21% of regression predictions move by 0.2 target std under a 5% nudge, but with
+    every input nudged R2 drops by 0.017, within the test score's noise (0.26): low.
+    On a precise test split (noise 0.005) the same flip rate is medium."""
+    severity, _, signals = assess("fragile_predictions", _fragile(0.26, 0.017))
+    assert severity == "low"
+    assert "cost no measurable score" in signals[0].evidence.detail
+    assert assess("fragile_predictions", _fragile(0.005, 0.017))[0] == "medium"

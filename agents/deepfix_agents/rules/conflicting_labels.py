@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules.duplicate_samples import expected_chance_duplicates
+import math
+
+from deepfix_agents.rules.duplicate_samples import MIN_REFERENCE_DUPLICATES, expected_chance_duplicates
 
 #: share of rows whose features repeat with a different label -> score
 CONFLICT_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.08, 0.4), (0.15, 0.6), (0.3, 0.8), (0.5, 0.9))
@@ -15,6 +17,29 @@ TEST_FACTOR = 0.8
 NATURAL_FACTOR = 0.5
 #: expected chance collision share above which conflicts count as natural
 NATURAL_COLLISIONS = 0.05
+
+
+def _group_share(n: float, cells: float) -> float:
+    """Share of ``n`` rows drawn from ``cells`` equally likely cells that share their
+    cell with another row."""
+    return -math.expm1(-(n - 1.0) / cells)
+
+
+def calibrated_conflict_share(reference, n_rows: int) -> float | None:
+    """The conflict share a regression target shows at ``n_rows`` rows of data like
+    ``reference`` (the other split). A continuous target almost never repeats, so two
+    rows with the same features nearly always "conflict": the share is the share of
+    rows whose features coincide with another row's, which grows with the row count.
+    The number of distinct feature rows ``C`` is fitted to ``reference``'s share at its
+    size (balls in bins), then the share is read at ``n_rows``. None when
+    ``reference`` holds too few conflicting rows to calibrate on."""
+    if reference is None or reference.n_rows <= 1 or n_rows <= 1:
+        return None
+    share, n = reference.conflicting_label_fraction, reference.n_rows
+    if share * n < MIN_REFERENCE_DUPLICATES or share >= 0.99:
+        return None
+    cells = (n - 1.0) / -math.log1p(-share)
+    return _group_share(n_rows, cells)
 
 
 @register_rule
@@ -60,7 +85,10 @@ class ConflictingLabels(Rule):
         "Score from the share of rows whose features occur with more than one label: "
         "1% -> 0, 3% -> 0.2, 8% -> 0.4, 15% -> 0.6, 30% -> 0.8, 50% -> 0.9. x0.8 in the test "
         "split; x0.5 when the features are so coarse that chance alone makes at least 5% of "
-        "rows coincide (then conflicts reflect irreducible noise). Deepchecks' Conflicting "
+        "rows coincide (then conflicts reflect irreducible noise); with a regression target, "
+        "such natural conflicts count only beyond the share the other split's conflicts "
+        "predict at this split's size (a continuous target makes every coincidence a "
+        "conflict). Deepchecks' Conflicting "
         "Labels share corroborates through the same table."
     )
     explains = ("underfitting", "poor_calibration", "weak_segment")
@@ -95,7 +123,14 @@ class ConflictingLabels(Rule):
                 continue
             share = split.conflicting_label_fraction
             natural = expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
-            score = interp(share, CONFLICT_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
+            counted = share
+            if natural and artifact.task == "regression":
+                # only what the other split's coincidences do not predict at this size
+                other = dataset.test if split is dataset.train else dataset.train
+                expected = calibrated_conflict_share(other, split.n_rows)
+                if expected is not None:
+                    counted = max(share - expected, 0.0)
+            score = interp(counted, CONFLICT_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
             if score <= 0:
                 continue
             detail = (

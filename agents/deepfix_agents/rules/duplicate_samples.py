@@ -15,13 +15,51 @@ TEST_FACTOR = 0.7
 NATURAL_FACTOR = 0.5
 
 
+#: duplicate rows the other split must hold before its duplicate share calibrates the
+#: chance rate (fewer are too few to estimate the number of distinct rows from)
+MIN_REFERENCE_DUPLICATES = 5
+
+
 def expected_chance_duplicates(artifact, split) -> float:
     """Chance duplicates of ``split``: none for text and images, whose duplicates are
     measured on the content itself (two different reviews never hash alike), else
-    :func:`expected_collision_rate` of the feature columns."""
+    :func:`expected_collision_rate` of the feature columns, or, when lower, the share the
+    *other* split's own duplicates predict at this split's size
+    (:func:`calibrated_duplicate_rate`): real columns are correlated and skewed, so
+    their product of cardinalities can overstate chance collisions many times over,
+    which would excuse planted copies on coarse data."""
     if artifact.dataset.content_column:
         return 0.0
-    return expected_collision_rate(split, artifact.dataset.feature_names)
+    expected = expected_collision_rate(split, artifact.dataset.feature_names)
+    dataset = artifact.dataset
+    other = dataset.test if split is dataset.train else dataset.train
+    calibrated = calibrated_duplicate_rate(other, split.n_rows)
+    return expected if calibrated is None else min(expected, calibrated)
+
+
+def _duplicate_share(n: float, cells: float) -> float:
+    """Share of ``n`` rows drawn from ``cells`` equally likely cells that repeat one."""
+    return 1.0 - cells * -math.expm1(-n / cells) / n
+
+
+def calibrated_duplicate_rate(reference, n_rows: int) -> float | None:
+    """The duplicate share at ``n_rows`` rows of data like ``reference`` (a split): the
+    number of cells ``C`` that gives ``reference``'s observed share at its size (balls in
+    bins, as in :func:`expected_collision_rate`), then the share at ``n_rows``. None when
+    ``reference`` holds too few duplicates to calibrate on."""
+    if reference is None or reference.n_rows <= 1 or n_rows <= 1:
+        return None
+    share, n = reference.duplicate_fraction, reference.n_rows
+    if share * n < MIN_REFERENCE_DUPLICATES or share >= 0.99:
+        return None
+    low, high = 0.0, 60.0  # log C: the share falls as C grows
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        if _duplicate_share(n, math.exp(mid)) > share:
+            low = mid
+        else:
+            high = mid
+    return max(0.0, min(1.0, _duplicate_share(n_rows, math.exp(0.5 * (low + high)))))
 
 
 def expected_collision_rate(split, feature_names) -> float:
@@ -119,7 +157,9 @@ class DuplicateSamples(Rule):
         "the share expected by chance from the columns' cardinalities: 2% -> 0, 5% -> 0.2, "
         "10% -> 0.4, 20% -> 0.6, 40% -> 0.8, 70% -> 0.9. x0.7 for the test split (only the "
         "evaluation is affected); x0.5 when chance explains at least half of the duplicates. "
-        "Deepchecks' Data Duplicates share corroborates through the same table."
+        "Deepchecks' Data Duplicates share corroborates through the same table, less the same "
+        "chance share. The chance share is the lower of the columns' estimate and the share "
+        "the other split's own duplicates predict at this split's size (from 5 duplicate rows)."
     )
     explains = ("overfitting", "label_drift")
     checks = ("Data Duplicates", "Text Duplicates")
@@ -180,8 +220,26 @@ class DuplicateSamples(Rule):
             )
 
     def detect_deepchecks(self, artifact):
+        """Deepchecks' duplicate share, less the share chance explains in the split it
+        was measured on (the split whose own duplicate share it matches: the check runs
+        on each split and reports the worse), as our own statistics do: coarse features
+        repeat rows naturally."""
+        dataset = artifact.dataset
+        splits = [s for s in (dataset.train, dataset.test) if s is not None]
         for name in self.checks:
-            yield from self.failed_check_share(artifact, name, DUPLICATE_SCORE, confidence=0.7)
+            check = artifact.check(name)
+            if check is None or check.outcome != "not_passed" or not check.value:
+                continue
+            share = float(check.value)
+            measured_on = min(splits, key=lambda s: abs(s.duplicate_fraction - share))
+            expected = expected_chance_duplicates(artifact, measured_on)
+            excess = max(share - expected, 0.0)
+            natural = expected >= 0.5 * share
+            score = interp(excess, DUPLICATE_SCORE) * (NATURAL_FACTOR if natural else 1.0)
+            if score > 0:
+                yield self.check_signal(
+                    check, score=score, confidence=0.7, share=share, expected=expected
+                )
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)

@@ -16,6 +16,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.scoring import severity_for
 
 #: below Cohen's conventional "large" effect size (d = 0.8) a numeric feature's shift is a
 #: nudge: it cannot explain moved outputs on its own, only added up with the others
@@ -142,6 +143,87 @@ def numeric_shift(train, test, n_train: int, n_test: int) -> dict | None:
         "ratio": ratio,
         "spread": significant(abs(math.log(ratio)), se),
     }
+
+
+#: severity cap of a drift finding between the periods of a chronological split that
+#: costs this model nothing measurable (see :func:`period_drift_without_harm`)
+PERIOD_CAP = 0.35
+#: noise units within which the baseline ladder's test score counts as unchanged from
+#: its cross-validated score, and the model's as level with the ladder's: one standard
+#: error, stricter than the chance guard's two, because a planted nudge of 0.35 SD on a
+#: series costs the ladder only ~1.5 standard errors (DEV co2)
+PERIOD_NOISE_UNITS = 1.0
+
+
+def chronological(artifact) -> bool:
+    """Whether the test split lies wholly after the training split in time (a dated
+    split with no test row before the latest training date)."""
+    dataset = artifact.dataset
+    comparison = dataset.comparison
+    return bool(
+        dataset.datetime_col
+        and comparison is not None
+        and comparison.test_before_train_fraction is not None
+        and comparison.test_before_train_fraction <= 0.0
+    )
+
+
+def period_drift_without_harm(artifact) -> str | None:
+    """Why a drift between the two periods of a chronological split is no measured harm
+    to this model, or None when it may be.
+
+    On a time series the test period naturally differs from the training period; that
+    is the honest split, not a bug, unless the difference costs the model. The baseline
+    ladder (linear and tree models fitted on the same training rows) measures that cost
+    for any model: when its best test score is not below its best cross-validated score
+    by more than one noise unit of the test score (the ``chance_level`` measurement's
+    standard error), the later period is no harder to predict than the earlier
+    one; and when the model itself scores at least as well as the ladder on it (within
+    the same noise), the drift harms neither the simple models nor this one.
+    """
+    if not chronological(artifact):
+        return None
+    measured = artifact.intervention("chance_level")
+    noise = measured.noise if measured is not None else None
+    if noise is None or not math.isfinite(noise) or noise <= 0:
+        return None
+    ladder = [
+        b for b in artifact.baselines
+        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
+    ]
+    test_score = artifact.performance.test_score
+    if not ladder or test_score is None:
+        return None
+    cv = max(b.cv_score for b in ladder)
+    best = max(ladder, key=lambda b: (b.test_score, b.name))
+    margin = PERIOD_NOISE_UNITS * noise
+    if best.test_score < cv - margin or test_score < best.test_score - margin:
+        return None
+    return (
+        f"the test period follows the training period (chronological split); the baseline "
+        f"ladder scores {best.test_score:.3f} on it vs {cv:.3f} in cross-validation on the "
+        f"training rows and the model {test_score:.3f} (noise {noise:.3f}): the later period "
+        "is no harder to predict, so the drift costs this model nothing measurable: low"
+    )
+
+
+class PeriodDriftHarm:
+    """For the drift rules (feature, label, prediction drift): on a chronological split
+    whose later period costs neither the baseline ladder nor the model anything
+    measurable (:func:`period_drift_without_harm`), the finding is capped at low and the
+    measurement joins its evidence (a zero-score ``baseline`` signal, which creates no
+    finding on its own)."""
+
+    def detect_baseline(self, artifact):
+        reason = period_drift_without_harm(artifact)
+        if reason is not None:
+            yield self.signal("baseline", score=0.0, confidence=0.0, detail=reason)
+
+    def severity(self, signals, artifact):
+        score = self.score(signals)
+        if period_drift_without_harm(artifact) is not None:
+            score = min(score, PERIOD_CAP)
+        return severity_for(score)
 
 
 def performance_factor(artifact) -> float:
@@ -278,7 +360,7 @@ def multivariate_drift(artifact):
 
 
 @register_rule
-class FeatureDrift(Rule):
+class FeatureDrift(PeriodDriftHarm, Rule):
     id = "feature_drift"
     name = "Feature distributions shift between train and test"
     detects = (
@@ -324,7 +406,10 @@ class FeatureDrift(Rule):
         "maps 0.1 -> 0.2, 0.2 -> 0.4, 0.35 -> 0.6, 0.5 -> 0.75 with the same weights; Multivariate "
         "Drift (2 AUC - 1, less 1/sqrt(n_test)) 0.25 -> 0.25, 0.4 -> 0.45, 0.6 -> 0.65, "
         "weighted like its most useful feature (x0.8 when unknown). Everything x0.8 when the "
-        "test score is within 0.02 of the training score (no impact yet)."
+        "test score is within 0.02 of the training score (no impact yet). On a chronological "
+        "split, capped at low when the baseline ladder scores as well on the test period as "
+        "in cross-validation and the model as well as the ladder (within one noise unit of "
+        "the chance-level measurement): the later period costs no model anything."
     )
     explains = (
         "prediction_drift",

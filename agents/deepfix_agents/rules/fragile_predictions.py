@@ -21,6 +21,19 @@ FLIP_SCORE = ((0.08, 0.0), (0.15, 0.3), (0.25, 0.5), (0.4, 0.68), (0.6, 0.82))
 DROP_SCORE = ((0.03, 0.0), (0.06, 0.3), (0.1, 0.45), (0.2, 0.65), (0.35, 0.8))
 #: inputs named in the title and evidence
 SHOWN = 3
+#: cap of the flip-rate score when nudging every input costs no more score than the
+#: test score's own noise: predictions move, but not away from the truth (low)
+UNHARMED_FLIP_CAP = 0.35
+
+
+def drop_within_noise(artifact, summary) -> float | None:
+    """The test score's noise (the ``chance_level`` measurement's standard error) when
+    the score lost with every input nudged is within it, else None."""
+    measured = artifact.intervention("chance_level")
+    noise = measured.noise if measured is not None else None
+    if summary.score_drop is None or not noise or noise <= 0:
+        return None
+    return noise if summary.score_drop <= noise else None
 
 
 @register_rule
@@ -80,7 +93,10 @@ class FragilePredictions(Rule):
         "evaluation rows: 8% -> 0, 15% -> 0.3, 25% -> 0.5, 40% -> 0.68, 60% -> 0.82; or the "
         "score (accuracy, R^2) lost with every input perturbed at once: 0.03 -> 0, 0.06 -> "
         "0.3, 0.1 -> 0.45, 0.2 -> 0.65, 0.35 -> 0.8; the larger counts. Regression counts a "
-        "prediction as flipped when it moves by more than 0.2 x std(target)."
+        "prediction as flipped when it moves by more than 0.2 x std(target). When the score "
+        "lost with every input nudged is within the test score's noise (the chance-level "
+        "measurement's standard error), the flip rate counts at most 0.35 (low): the "
+        "predictions move, but not away from the truth."
     )
     explains = ()
 
@@ -91,6 +107,9 @@ class FragilePredictions(Rule):
         worst = summary.features[0]
         flip_score = interp(worst.flip_rate, FLIP_SCORE)
         drop_score = interp(summary.score_drop or 0.0, DROP_SCORE)
+        noise = drop_within_noise(artifact, summary)
+        if noise is not None:
+            flip_score = min(flip_score, UNHARMED_FLIP_CAP)
         score = max(flip_score, drop_score)
         if score <= 0:
             return
@@ -105,6 +124,12 @@ class FragilePredictions(Rule):
                 f"{worst.feature!r} gets {worst.perturbation}; with every input perturbed "
                 f"{pct(summary.flip_rate)} change and {summary.metric} drops by "
                 f"{summary.score_drop or 0.0:.3f}"
+                + (
+                    f", within the test score's noise ({noise:.3f}): the moved predictions "
+                    "cost no measurable score: low"
+                    if noise is not None and flip_score == UNHARMED_FLIP_CAP
+                    else ""
+                )
             ),
             value=worst.flip_rate,
             fragile=[f.feature for f in fragile],
@@ -116,7 +141,11 @@ class FragilePredictions(Rule):
         for item in fragile[1:]:
             yield self.signal(
                 "model",
-                score=interp(item.flip_rate, FLIP_SCORE),
+                score=(
+                    interp(item.flip_rate, FLIP_SCORE)
+                    if noise is None
+                    else min(interp(item.flip_rate, FLIP_SCORE), UNHARMED_FLIP_CAP)
+                ),
                 confidence=0.6,
                 detail=f"{pct(item.flip_rate)} of predictions change when {item.feature!r} "
                 f"gets {item.perturbation}",

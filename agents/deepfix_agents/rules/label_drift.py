@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.feature_drift import PeriodDriftHarm
 
 #: total variation distance between train and test label distributions -> score
 TVD_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.45), (0.25, 0.7), (0.4, 0.9))
@@ -16,7 +17,7 @@ def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
 
 
 @register_rule
-class LabelDrift(Rule):
+class LabelDrift(PeriodDriftHarm, Rule):
     id = "label_drift"
     name = "Label distribution differs between train and test"
     detects = (
@@ -43,7 +44,9 @@ class LabelDrift(Rule):
     severity_policy = (
         "Classification: total variation distance between class shares, 0.1 -> 0.25, 0.15 -> "
         "0.45, 0.25 -> 0.7, 0.4 -> 0.9. Regression (and corroboration): Deepchecks' Label Drift "
-        "score 0.15 -> 0.25, 0.25 -> 0.5, 0.4 -> 0.75."
+        "score 0.15 -> 0.25, 0.25 -> 0.5, 0.4 -> 0.75. Capped at low on a chronological split "
+        "whose test period costs neither the baseline ladder nor the model anything measurable "
+        "(as feature drift)."
     )
     explains = (
         "underfitting",

@@ -32,6 +32,7 @@ from deepfix_agents.rules.feature_drift import (
     DRIFTED,
     NUDGE_SD,
     SHIFT_SCORE,
+    PeriodDriftHarm,
     _column_drift,
     _skipped_columns,
     effective_rows,
@@ -252,7 +253,7 @@ def _own(artifact) -> dict | None:
 
 
 @register_rule
-class PredictionDrift(Rule):
+class PredictionDrift(PeriodDriftHarm, Rule):
     id = "prediction_drift"
     name = "Model outputs shift between train and test"
     detects = (
@@ -297,7 +298,9 @@ class PredictionDrift(Rule):
         " shift vector on feature drift's location scale (0.5 -> 0.35, 1 -> 0.55, 2 -> "
         "0.75), or feature drift's Multivariate Drift score when the domain classifier "
         "told the splits apart, whichever is higher, x0.8 when the test score is within "
-        "0.02 of the training score."
+        "0.02 of the training score. Capped at low on a chronological split whose test "
+        "period costs neither the baseline ladder nor the model anything measurable (as "
+        "feature drift)."
     )
     explains = (
         "feature_drift",

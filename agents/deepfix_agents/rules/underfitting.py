@@ -27,14 +27,54 @@ NO_SIGNAL_SYMPTOMS = (
 )
 
 
+#: the baseline ladder's cross-validated score must beat the dummy's by this much for
+#: the training data to show a signal (see :func:`too_noisy_to_tell`)
+LADDER_SIGNAL = 0.05
+
+
 def at_chance(artifact):
     """The ``chance_level`` intervention when the model is within noise of chance (or
-    below it), else None."""
+    below it), else None (also when :func:`too_noisy_to_tell`)."""
     measured = artifact.intervention("chance_level")
     if measured is None or measured.change is None or measured.n_rows < MIN_CHANCE_ROWS:
         return None
     noise = measured.noise or 0.0
-    return measured if measured.change <= CHANCE_NOISE_UNITS * noise else None
+    if measured.change > CHANCE_NOISE_UNITS * noise or too_noisy_to_tell(artifact, measured):
+        return None
+    return measured
+
+
+def too_noisy_to_tell(artifact, measured) -> bool:
+    """Whether a model above chance on its point score is within noise of it only
+    because the test rows are too few or too noisy to tell (a heavy-tailed target, a
+    weak but real signal), not because it learned nothing.
+
+    The baseline ladder tells the two apart: its cross-validated score on the (larger)
+    training split beats the dummy's by :data:`LADDER_SIGNAL`, so there is signal; its
+    test score is not below that cross-validated score by more than the noise, so the
+    test rows behave like the training rows (labels scrambled in one split would drop
+    it); and the model scores above chance and level with the ladder on test, within
+    the guard's noise: it captures what simple models capture, which is all the data
+    shows. Measured harm to this model is then none; a model clearly below the ladder
+    is still ``underfitting`` through the baseline comparison.
+    """
+    noise = measured.noise or 0.0
+    if measured.change <= 0 or measured.score_after is None or noise <= 0:
+        return False
+    dummy = baseline(artifact, "dummy")
+    ladder = [
+        b for b in artifact.baselines
+        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
+    ]
+    if dummy is None or dummy.cv_score is None or not ladder:
+        return False
+    cv = max(b.cv_score for b in ladder)
+    best_test = max(b.test_score for b in ladder)
+    return (
+        cv - dummy.cv_score >= LADDER_SIGNAL
+        and best_test >= cv - noise
+        and measured.score_after >= best_test - CHANCE_NOISE_UNITS * noise
+    )
 
 
 #: binary: the model's F1 at its best threshold above the all-positive F1 2p/(1+p) by
@@ -123,7 +163,11 @@ class Underfitting(Rule):
         if None in (model_score, dummy, best) or dummy.test_score is None:
             return
         headroom = best.test_score - dummy.test_score
-        if headroom < 0.1:
+        # the ladder must clear the dummy by more than the test score's noise for a
+        # shortfall against it to mean anything
+        measured = artifact.intervention("chance_level")
+        noise = (measured.noise or 0.0) if measured is not None else 0.0
+        if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
         if train_score is not None and train_score - model_score > 0.15:
