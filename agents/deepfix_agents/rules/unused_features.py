@@ -50,6 +50,10 @@ BEST_PREDICTOR_SLACK = 0.01
 IGNORED_SIGNAL_SCORE = 0.45
 #: ... and a simple baseline of the ladder that sees every feature beats the model
 IGNORED_SIGNAL_HARM_SCORE = 0.55
+#: seen only as predictions that do not move when the column is shuffled, and no
+#: baseline does better: a redundant feature a dense model can do without (a k-NN on a
+#: few dozen test rows), no measured harm, so low
+SHUFFLE_ONLY_SCORE = 0.35
 
 
 def unused(artifact) -> dict | None:
@@ -379,7 +383,9 @@ class UnusedFeatures(Rule):
             )
         yield self.signal(
             "intervention",
-            score=IGNORED_SIGNAL_HARM_SCORE if beaten is not None else IGNORED_SIGNAL_SCORE,
+            score=(IGNORED_SIGNAL_HARM_SCORE if beaten is not None
+                   else IGNORED_SIGNAL_SCORE if any(how == "zero importance" for _, _, how in ignored)
+                   else SHUFFLE_ONLY_SCORE),
             confidence=0.85,
             detail=detail,
             value=float(len(ignored)),
