@@ -630,6 +630,72 @@ def test_poor_calibration_brier_worse_than_prior_is_a_weak_hint():
     assert "0.40" in title
 
 
+def test_poor_calibration_confidence_follows_significance_and_log_loss():
+    """The same ECE is surer when it is many times its noise level on many rows, and
+    surer still when the log loss agrees (recalibration would remove it); the removable
+    log loss is named in the evidence."""
+    def confidence(noise, log_loss=None):
+        test = {"accuracy": 0.88} | ({} if log_loss is None else {"log_loss": log_loss})
+        perf = modified(HEALTHY_PERF, calibration_error=0.1, calibration_noise=noise,
+                        scores={"test": test})
+        _, _, signals = assess("poor_calibration", artifact(performance=perf))
+        own = next(s for s in signals if s.source == "model")
+        return own.confidence, own.evidence.detail
+
+    weak, _ = confidence(0.05)
+    significant, _ = confidence(0.01)
+    corroborated, detail = confidence(0.01, log_loss=1.7)
+    assert weak == 0.85 and significant == 0.9 and corroborated == 0.95
+    # 0.88 accuracy stated as confidence: log loss 0.37; the class shares: 0.69
+    assert "1.33 nats" in detail
+    # a log loss no worse than those of the recalibrated copies corroborates nothing
+    assert confidence(0.01, log_loss=0.36)[0] == 0.9
+
+
+def _shifted(train_predicted, test_predicted):
+    """A 5 %-positive task, a model with class weights predicting the rare class for
+    ``train_predicted`` / ``test_predicted`` of the rows, at chance (as are the baselines),
+    with an ECE of 0.36."""
+    rare = {"0": 0.95, "1": 0.05}
+    perf = modified(
+        HEALTHY_PERF, test_score=0.46, train_score=0.5, calibration_error=0.36,
+        calibration_noise=0.05, f1_at_default=0.13, f1_at_best=0.16, best_threshold=0.71,
+        prediction_distribution={"0": 1 - test_predicted, "1": test_predicted},
+        train_prediction_distribution={"0": 1 - train_predicted, "1": train_predicted},
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.49, test_score=0.49),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.49, test_score=0.49),
+    ]
+    model = modified(HEALTHY_MODEL, hyperparameters={"class_weight": "balanced"})
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, model=model,
+                    baselines=baselines)
+    return _with_chance_noise(data.model_copy(update={"performance": perf}), 0.02)
+
+
+def _diagnose(data):
+    sources = SOURCES + ("intervention",)
+    signals = [s for rule in RULES for src in sources for s in rule().detect(src, data)]
+    return reason(signals, data)
+
+
+def test_poor_calibration_with_a_shifted_prior_is_the_cause_of_a_near_chance_score():
+    """A rare class predicted six times as often as it occurs, on train as on test: the
+    probabilities are shifted (class weights), which a lack of signal does not do; the
+    calibration finding names it and takes the chance-level evidence in."""
+    findings = _diagnose(_shifted(0.31, 0.33))
+    assert findings[0].category == "poor_calibration"
+    assert "underfitting" not in [f.category for f in findings]
+    assert any("shifted toward it" in e.detail for e in findings[0].evidence)
+
+
+def test_poor_calibration_without_a_shifted_prior_is_a_symptom_of_no_signal():
+    """The same ECE with predictions in the class shares: a model without signal."""
+    categories = [f.category for f in _diagnose(_shifted(0.05, 0.06))]
+    assert "poor_calibration" not in categories
+    assert "underfitting" in categories
+
+
 # --------------------------------------------------------------------------- decision_threshold
 
 
@@ -658,6 +724,40 @@ def test_decision_threshold_needs_ranking_skill():
     """A collapsed model 'gains' F1 by predicting everything positive: not a threshold issue."""
     perf = modified(HEALTHY_PERF, f1_at_default=0.0, f1_at_best=0.57, best_threshold=0.02)
     assert assess("decision_threshold", artifact(performance=perf))[0] == "info"
+
+
+def _rare_cut_at_half(f1_at_best):
+    """4 % positives, nothing predicted positive at 0.5, the model (and the baselines)
+    at chance on f1_macro; ``f1_at_best`` at a threshold of 0.15."""
+    rare = {"0": 0.96, "1": 0.04}
+    perf = modified(
+        HEALTHY_PERF, test_score=0.49, train_score=0.49, f1_at_default=0.0,
+        f1_at_best=f1_at_best, best_threshold=0.15, calibration_error=0.02,
+        prediction_distribution={"0": 1.0}, train_prediction_distribution={"0": 1.0},
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.49, test_score=0.49),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.49, test_score=0.49),
+    ]
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, baselines=baselines)
+    return _with_chance_noise(data, 0.02)
+
+
+def test_decision_threshold_outranks_the_imbalance_it_fixes():
+    """A rare class that the probabilities rank well (F1 0.26 at the best threshold vs
+    0.08 for flagging every row) but 0.5 never predicts: the threshold is the cause,
+    ranked first and not folded into class_imbalance (which stays, as context) or into
+    'no signal'."""
+    findings = _diagnose(_rare_cut_at_half(0.26))
+    categories = [f.category for f in findings]
+    assert categories[0] == "decision_threshold"
+    assert "class_imbalance" in categories and "underfitting" not in categories
+
+
+def test_class_imbalance_stays_the_cause_when_even_the_best_threshold_is_trivial():
+    categories = [f.category for f in _diagnose(_rare_cut_at_half(0.12))]
+    assert categories[0] != "decision_threshold"
+    assert "decision_threshold" not in categories[:1]
 
 
 def test_decision_threshold_only_for_binary():

@@ -63,6 +63,16 @@ class ClassImbalance(Rule):
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
     checks = ("Class Imbalance",)
+
+    def explains_for(self, artifact):
+        """Not a threshold that is the cause itself: when the model ranks the rare class
+        well and only the 0.5 cut-off loses it, decision_threshold names the fix and
+        takes this finding in (see ``decision_threshold.threshold_is_the_cause``)."""
+        from deepfix_agents.rules.decision_threshold import threshold_is_the_cause
+
+        if threshold_is_the_cause(artifact):
+            return tuple(c for c in self.explains if c != "decision_threshold")
+        return self.explains
     modality_fixes = {
         "text": (
             "Weight the classes in the loss (`class_weight='balanced'`) or resample inside "
