@@ -155,7 +155,13 @@ class PoorCalibration(Rule):
         " 0.55, 0.25 -> 0.7, 0.4 -> 0.85. Only with predicted probabilities. Deepchecks "
         "Calibration Score corroborates at our score when its worst class's Brier skill (1 - "
         "Brier / p(1-p)) is under 0.5; without our ECE, a skill below 0 (worse than "
-        "predicting the class shares) gives 0.25 at -0.2 up to 0.4."
+        "predicting the class shares) gives 0.25 at -0.2 up to 0.4. Confidence 0.85 (0.65 under "
+        "200 test rows); 0.9 when the ECE is at least 3x its noise level on 200+ rows; "
+        "halfway to 1 from there when the test log loss also exceeds, by 0.1 nats or more, "
+        "that of the better of two recalibrated copies (the measured accuracy stated as "
+        "confidence, or the class shares). A class predicted 2x as often as it occurs and by"
+        " 10 points more, on train and on test (a shifted prior: class weights, "
+        "resampling), makes this finding the cause of a near-chance score."
     )
     explains = ("decision_threshold", "weak_segment")
     checks = ("Calibration Score",)
