@@ -20,11 +20,13 @@ from mlflow_deepfix.schemas import (
     CheckOutcome,
     ColumnStats,
     ConditionResult,
+    ConfidenceSummary,
     DatasetSummary,
     Intervention,
     ModelInfo,
     PerformanceSummary,
     RuntimeFailure,
+    SliceConfidence,
     SplitComparison,
     SplitStats,
 )
@@ -694,6 +696,24 @@ def test_poor_calibration_without_a_shifted_prior_is_a_symptom_of_no_signal():
     categories = [f.category for f in _diagnose(_shifted(0.05, 0.06))]
     assert "poor_calibration" not in categories
     assert "underfitting" in categories
+
+
+def test_a_slice_does_not_explain_a_shifted_prior():
+    """A slice holding most confident errors explains a global calibration error, unless
+    the prior is shifted (every row's probabilities pushed toward one class): a global
+    cause no slice explains."""
+    top = SliceConfidence(
+        description="income <= 20000", features=["income"], kind="overconfident", n_rows=120,
+        share=0.3, n_confident=80, rate=0.5, rate_low=0.4, rate_high=0.6, overall_rate=0.1,
+        mean_confidence=0.9, share_of_confident_errors=0.7,
+    )
+    summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
+                                n_confident=300, slices=[top])
+    rule = RULES.get("overconfident_slice")()
+    shifted = _shifted(0.31, 0.33).model_copy(update={"confidence": summary})
+    in_shares = _shifted(0.05, 0.06).model_copy(update={"confidence": summary})
+    assert "poor_calibration" not in rule.explains_for(shifted)
+    assert "poor_calibration" in rule.explains_for(in_shares)
 
 
 # --------------------------------------------------------------------------- decision_threshold
