@@ -747,13 +747,14 @@ def test_decision_threshold_needs_ranking_skill():
 
 
 def _rare_cut_at_half(f1_at_best):
-    """4 % positives, nothing predicted positive at 0.5, the model (and the baselines)
+    """4 % positives, almost nothing predicted positive at 0.5, the model (and the baselines)
     at chance on f1_macro; ``f1_at_best`` at a threshold of 0.15."""
     rare = {"0": 0.96, "1": 0.04}
     perf = modified(
         HEALTHY_PERF, test_score=0.49, train_score=0.49, f1_at_default=0.0,
         f1_at_best=f1_at_best, best_threshold=0.15, calibration_error=0.02,
-        prediction_distribution={"0": 1.0}, train_prediction_distribution={"0": 1.0},
+        prediction_distribution={"0": 0.995, "1": 0.005},
+        train_prediction_distribution={"0": 0.995, "1": 0.005},
     )
     baselines = [
         BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.49, test_score=0.49),
@@ -772,6 +773,9 @@ def test_decision_threshold_outranks_the_imbalance_it_fixes():
     categories = [f.category for f in findings]
     assert categories[0] == "decision_threshold"
     assert "class_imbalance" in categories and "underfitting" not in categories
+    # the class is 'missed' at 0.5 only: that harm is the threshold's, not counted twice
+    assert assess("class_imbalance", _rare_cut_at_half(0.26))[0] == "medium"
+    assert assess("class_imbalance", _rare_cut_at_half(0.12))[0] == "high"
 
 
 def test_class_imbalance_stays_the_cause_when_even_the_best_threshold_is_trivial():

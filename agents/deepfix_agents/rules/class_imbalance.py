@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.decision_threshold import threshold_is_the_cause
 
 #: share of the rarest class -> impact score (before correction and impact adjustments)
 MINORITY_SCORE = ((0.01, 0.6), (0.03, 0.5), (0.05, 0.4), (0.1, 0.25), (0.2, 0.0))
@@ -59,7 +60,9 @@ class ClassImbalance(Rule):
         "/ 2 for k classes, so a balanced 10-class problem scores 0): 1% -> 0.6, 3% -> 0.5, "
         "5% -> 0.4, 10% -> 0.25, >= 20% -> 0. Halved when the model sets class weights. +0.3 "
         "when the "
-        "model predicts the rare class for under a quarter of its true share on test (impact)."
+        "model predicts the rare class for under a quarter of its true share on test (impact), "
+        "unless the model ranks the class well and only the 0.5 threshold misses it (that harm"
+        " is decision_threshold's)."
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
     checks = ("Class Imbalance",)
@@ -68,8 +71,6 @@ class ClassImbalance(Rule):
         """Not a threshold that is the cause itself: when the model ranks the rare class
         well and only the 0.5 cut-off loses it, decision_threshold names the fix and
         takes this finding in (see ``decision_threshold.threshold_is_the_cause``)."""
-        from deepfix_agents.rules.decision_threshold import threshold_is_the_cause
-
         if threshold_is_the_cause(artifact):
             return tuple(c for c in self.explains if c != "decision_threshold")
         return self.explains
@@ -108,6 +109,10 @@ class ClassImbalance(Rule):
             score *= 0.5
         predicted = artifact.performance.prediction_distribution.get(label)
         missed = predicted is not None and predicted < 0.25 * share
+        if missed and threshold_is_the_cause(artifact):
+            # the rare class is ranked well and only the 0.5 cut-off misses it: that
+            # harm is decision_threshold's measurement, not counted twice here
+            missed = False
         if missed and not corrected:
             score += 0.3
         detail = f"class {label!r} is {pct(share)} of the {split.name} labels"
