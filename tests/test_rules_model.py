@@ -784,6 +784,21 @@ def test_class_imbalance_stays_the_cause_when_even_the_best_threshold_is_trivial
     assert "decision_threshold" not in categories[:1]
 
 
+def test_class_imbalance_stays_the_cause_when_the_threshold_harm_is_no_larger():
+    """3 % positives, F1 0.13 at 0.5 and 0.26 at 0.17 on 750 rows: a medium threshold
+    finding, no more than the rarity alone warrants (medium): the rarity is the cause
+    and folds the threshold in."""
+    rare = {"0": 0.969, "1": 0.031}
+    perf = modified(
+        HEALTHY_PERF, f1_at_default=0.13, f1_at_best=0.264, best_threshold=0.17,
+        prediction_distribution={"0": 0.989, "1": 0.011},
+    )
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, n_test=750)
+    assert assess("decision_threshold", data)[0] == "medium"
+    categories = [f.category for f in _diagnose(data)]
+    assert categories[0] == "class_imbalance" and "decision_threshold" not in categories
+
+
 def test_decision_threshold_only_for_binary():
     data = _threshold_case()
     multi = data.model_copy(update={"task": "multiclass_classification"})

@@ -27,28 +27,6 @@ SKILL_FACTOR = ((0.02, 0.0), (0.1, 1.0))
 PREVALENCE_FACTOR = ((0.1, 1.0), (0.2, 0.8), (0.3, 0.55), (0.5, 0.4))
 
 
-#: F1 of the minority class at the best threshold above the all-positive F1 from which
-#: the model clearly ranks the rare class: the default threshold, not the rarity, is
-#: then what costs the decisions
-RANKS_RARE_CLASS = 0.15
-
-
-def threshold_is_the_cause(artifact) -> bool:
-    """Whether a rare class is well ranked but cut at the wrong place: the model's best
-    threshold gives the minority class an F1 at least ``RANKS_RARE_CLASS`` above flagging
-    every row (``2p / (1 + p)``), and the threshold finding fires. Then the missing
-    correction for the rare class *is* the threshold (class_imbalance is its context);
-    when even the best threshold leaves the class near that trivial F1, the model has not
-    learned it and the rarity stays the cause."""
-    performance = artifact.performance
-    p = positive_share(artifact)
-    if p is None or performance.f1_at_best is None:
-        return False
-    if performance.f1_at_best - 2 * p / (1 + p) < RANKS_RARE_CLASS:
-        return False
-    return any(s.score > 0 for s in DecisionThreshold().detect_model(artifact))
-
-
 def selection_noise(n_test: int) -> float:
     """What choosing the best of 99 thresholds on the same rows gains by chance for a
     calibrated model on balanced classes (simulated 95th percentile: 0.064 at 143 rows,
@@ -100,8 +78,9 @@ class DecisionThreshold(Rule):
         " -> x1) and by the model's skill (F1 at best above the all-positive F1 2p/(1+p): "
         "0.02 -> x0, 0.1 -> x1) and by the minority share (<= 10% -> x1, 20% -> x0.8, 30% -> "
         "x0.55, 50% -> x0.4). Confidence is higher when the minority class is under 30% of "
-        "test. When the F1 at the best threshold is 0.15 or more above flagging every row, "
-        "the threshold is the cause: class_imbalance does not fold it in, nor does a "
+        "test. When the F1 at the best threshold is 0.15 or more above flagging every row "
+        "and this score is a severity band above class_imbalance's share-based score, the "
+        "threshold is the cause: class_imbalance does not fold it in, nor does a "
         "no-better-than-chance finding (whose baselines are cut at 0.5 as well)."
     )
     explains = ("degenerate_predictions", "underfitting")

@@ -160,7 +160,7 @@ class Underfitting(Rule):
         having no signal (one-class or overconfident outputs, train/test gap)."""
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
-            from deepfix_agents.rules.decision_threshold import threshold_is_the_cause
+            from deepfix_agents.rules.class_imbalance import threshold_is_the_cause
             from deepfix_agents.rules.poor_calibration import prior_shift
 
             causes = set()
