@@ -47,6 +47,9 @@ def _corrected(artifact) -> bool:
 #: the model clearly ranks the rare class: the default threshold, not the rarity, is
 #: then what costs the decisions
 RANKS_RARE_CLASS = 0.15
+#: a best threshold picked on fewer test rows of the rare class says too little to name
+#: the threshold, rather than the rarity, as the cause
+MIN_RARE_TEST_ROWS = 10
 
 
 def threshold_is_the_cause(artifact) -> bool:
@@ -54,13 +57,16 @@ def threshold_is_the_cause(artifact) -> bool:
     threshold gives the minority class an F1 at least ``RANKS_RARE_CLASS`` above flagging
     every row (``2p / (1 + p)``), and the harm measured at the 0.5 threshold is a
     severity band above what the rarity alone warrants (class_imbalance's presence
-    score). Then the missing correction for the rare class *is* the threshold
+    score), with at least ``MIN_RARE_TEST_ROWS`` test rows of the rare class to pick the
+    threshold on. Then the missing correction for the rare class *is* the threshold
     (class_imbalance is its context). When even the best threshold leaves the class near
     that trivial F1, the model has not learned it; when the threshold's harm is no larger
     than the rarity's, the rarity stays the cause (and folds the threshold in)."""
     performance = artifact.performance
     p = positive_share(artifact)
     if p is None or performance.f1_at_best is None:
+        return False
+    if p * artifact.dataset.test.n_rows < MIN_RARE_TEST_ROWS:
         return False
     if performance.f1_at_best - 2 * p / (1 + p) < RANKS_RARE_CLASS:
         return False
