@@ -20,11 +20,13 @@ from mlflow_deepfix.schemas import (
     CheckOutcome,
     ColumnStats,
     ConditionResult,
+    ConfidenceSummary,
     DatasetSummary,
     Intervention,
     ModelInfo,
     PerformanceSummary,
     RuntimeFailure,
+    SliceConfidence,
     SplitComparison,
     SplitStats,
 )
@@ -670,6 +672,89 @@ def test_poor_calibration_brier_worse_than_prior_is_a_weak_hint():
     assert "0.40" in title
 
 
+def test_poor_calibration_names_the_log_loss_recalibration_would_remove():
+    """When the ECE is many times its noise level and the log loss exceeds that of the
+    recalibrated copies, the removable log loss is named in the evidence (the confidence
+    stays the ECE's)."""
+    def confidence(noise, log_loss=None):
+        test = {"accuracy": 0.88} | ({} if log_loss is None else {"log_loss": log_loss})
+        perf = modified(HEALTHY_PERF, calibration_error=0.1, calibration_noise=noise,
+                        scores={"test": test})
+        _, _, signals = assess("poor_calibration", artifact(performance=perf))
+        own = next(s for s in signals if s.source == "model")
+        return own.confidence, own.evidence.detail
+
+    corroborated, detail = confidence(0.01, log_loss=1.7)
+    assert corroborated == 0.85
+    # 0.88 accuracy stated as confidence: log loss 0.37; the class shares: 0.69
+    assert "1.33 nats" in detail
+    # not within noise, or a log loss no worse than the recalibrated copies': not named
+    assert "nats" not in confidence(0.05, log_loss=1.7)[1]
+    assert "nats" not in confidence(0.01, log_loss=0.36)[1]
+
+
+def _shifted(train_predicted, test_predicted):
+    """A 5 %-positive task, a model with class weights predicting the rare class for
+    ``train_predicted`` / ``test_predicted`` of the rows, at chance (as are the baselines),
+    with an ECE of 0.36."""
+    rare = {"0": 0.95, "1": 0.05}
+    perf = modified(
+        HEALTHY_PERF, test_score=0.46, train_score=0.5, calibration_error=0.36,
+        calibration_noise=0.05, f1_at_default=0.13, f1_at_best=0.16, best_threshold=0.71,
+        prediction_distribution={"0": 1 - test_predicted, "1": test_predicted},
+        train_prediction_distribution={"0": 1 - train_predicted, "1": train_predicted},
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.49, test_score=0.49),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.49, test_score=0.49),
+    ]
+    model = modified(HEALTHY_MODEL, hyperparameters={"class_weight": "balanced"})
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, model=model,
+                    baselines=baselines)
+    return _with_chance_noise(data.model_copy(update={"performance": perf}), 0.02)
+
+
+def _diagnose(data):
+    sources = SOURCES + ("intervention",)
+    signals = [s for rule in RULES for src in sources for s in rule().detect(src, data)]
+    return reason(signals, data)
+
+
+def test_poor_calibration_with_a_shifted_prior_is_the_cause_of_a_near_chance_score():
+    """A rare class predicted six times as often as it occurs, on train as on test: the
+    probabilities are shifted (class weights), which a lack of signal does not do; the
+    calibration finding names it and takes the chance-level evidence in."""
+    findings = _diagnose(_shifted(0.31, 0.33))
+    assert findings[0].category == "poor_calibration"
+    assert "underfitting" not in [f.category for f in findings]
+    assert any("shifted toward it" in e.detail for e in findings[0].evidence)
+
+
+def test_poor_calibration_without_a_shifted_prior_is_a_symptom_of_no_signal():
+    """The same ECE with predictions in the class shares: a model without signal."""
+    categories = [f.category for f in _diagnose(_shifted(0.05, 0.06))]
+    assert "poor_calibration" not in categories
+    assert "underfitting" in categories
+
+
+def test_a_slice_does_not_explain_a_shifted_prior():
+    """A slice holding most confident errors explains a global calibration error, unless
+    the prior is shifted (every row's probabilities pushed toward one class): a global
+    cause no slice explains."""
+    top = SliceConfidence(
+        description="income <= 20000", features=["income"], kind="overconfident", n_rows=120,
+        share=0.3, n_confident=80, rate=0.5, rate_low=0.4, rate_high=0.6, overall_rate=0.1,
+        mean_confidence=0.9, share_of_confident_errors=0.7,
+    )
+    summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
+                                n_confident=300, slices=[top])
+    rule = RULES.get("overconfident_slice")()
+    shifted = _shifted(0.31, 0.33).model_copy(update={"confidence": summary})
+    in_shares = _shifted(0.05, 0.06).model_copy(update={"confidence": summary})
+    assert "poor_calibration" not in rule.explains_for(shifted)
+    assert "poor_calibration" in rule.explains_for(in_shares)
+
+
 # --------------------------------------------------------------------------- decision_threshold
 
 
@@ -698,6 +783,59 @@ def test_decision_threshold_needs_ranking_skill():
     """A collapsed model 'gains' F1 by predicting everything positive: not a threshold issue."""
     perf = modified(HEALTHY_PERF, f1_at_default=0.0, f1_at_best=0.57, best_threshold=0.02)
     assert assess("decision_threshold", artifact(performance=perf))[0] == "info"
+
+
+def _rare_cut_at_half(f1_at_best):
+    """4 % positives, almost nothing predicted positive at 0.5, the model (and the baselines)
+    at chance on f1_macro; ``f1_at_best`` at a threshold of 0.15."""
+    rare = {"0": 0.96, "1": 0.04}
+    perf = modified(
+        HEALTHY_PERF, test_score=0.49, train_score=0.49, f1_at_default=0.0,
+        f1_at_best=f1_at_best, best_threshold=0.15, calibration_error=0.02,
+        prediction_distribution={"0": 0.995, "1": 0.005},
+        train_prediction_distribution={"0": 0.995, "1": 0.005},
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.49, test_score=0.49),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.49, test_score=0.49),
+    ]
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, baselines=baselines)
+    return _with_chance_noise(data, 0.02)
+
+
+def test_decision_threshold_outranks_the_imbalance_it_fixes():
+    """A rare class that the probabilities rank well (F1 0.26 at the best threshold vs
+    0.08 for flagging every row) but 0.5 never predicts: the threshold is the cause,
+    ranked first and not folded into class_imbalance (which stays, as context) or into
+    'no signal'."""
+    findings = _diagnose(_rare_cut_at_half(0.26))
+    categories = [f.category for f in findings]
+    assert categories[0] == "decision_threshold"
+    assert "class_imbalance" in categories and "underfitting" not in categories
+    # the class is 'missed' at 0.5 only: that harm is the threshold's, not counted twice
+    assert assess("class_imbalance", _rare_cut_at_half(0.26))[0] == "medium"
+    assert assess("class_imbalance", _rare_cut_at_half(0.12))[0] == "high"
+
+
+def test_class_imbalance_stays_the_cause_when_even_the_best_threshold_is_trivial():
+    categories = [f.category for f in _diagnose(_rare_cut_at_half(0.12))]
+    assert categories[0] != "decision_threshold"
+    assert "decision_threshold" not in categories[:1]
+
+
+def test_class_imbalance_stays_the_cause_when_the_threshold_harm_is_no_larger():
+    """3 % positives, F1 0.13 at 0.5 and 0.26 at 0.17 on 750 rows: a medium threshold
+    finding, no more than the rarity alone warrants (medium): the rarity is the cause
+    and folds the threshold in."""
+    rare = {"0": 0.969, "1": 0.031}
+    perf = modified(
+        HEALTHY_PERF, f1_at_default=0.13, f1_at_best=0.264, best_threshold=0.17,
+        prediction_distribution={"0": 0.989, "1": 0.011},
+    )
+    data = artifact(performance=perf, train_labels=rare, test_labels=rare, n_test=750)
+    assert assess("decision_threshold", data)[0] == "medium"
+    categories = [f.category for f in _diagnose(data)]
+    assert categories[0] == "class_imbalance" and "decision_threshold" not in categories
 
 
 def test_decision_threshold_only_for_binary():

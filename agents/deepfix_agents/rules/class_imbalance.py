@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.decision_threshold import DecisionThreshold, positive_share
+from deepfix_agents.scoring import severity_for
+from mlflow_deepfix.schemas import severity_rank
 
 #: share of the rarest class -> impact score (before correction and impact adjustments)
 MINORITY_SCORE = ((0.01, 0.6), (0.03, 0.5), (0.05, 0.4), (0.1, 0.25), (0.2, 0.0))
@@ -23,10 +26,56 @@ def binary_equivalent(share: float, n_classes: int) -> float:
     return share * max(n_classes, 2) / 2.0
 
 
+def presence_score(artifact) -> float:
+    """The score the rarity alone warrants (the rarest class's share scaled to two
+    classes, halved when the model sets class weights), before any measured impact."""
+    split = artifact.dataset.train or artifact.dataset.test
+    found = _minority(split.label_distribution) if split is not None else None
+    if artifact.task == "regression" or found is None:
+        return 0.0
+    score = interp(binary_equivalent(found[1], len(split.label_distribution)), MINORITY_SCORE)
+    return score * 0.5 if _corrected(artifact) else score
+
+
 def _corrected(artifact) -> bool:
     params = artifact.model.hyperparameters
     weight = params.get("class_weight")
     return weight not in (None, "None") or params.get("scale_pos_weight") not in (None, 1, "None")
+
+
+#: F1 of the minority class at the best threshold above the all-positive F1 from which
+#: the model clearly ranks the rare class: the default threshold, not the rarity, is
+#: then what costs the decisions
+RANKS_RARE_CLASS = 0.15
+#: a best threshold picked on fewer test rows of the rare class says too little to name
+#: the threshold, rather than the rarity, as the cause
+MIN_RARE_TEST_ROWS = 10
+
+
+def threshold_is_the_cause(artifact) -> bool:
+    """Whether a rare class is well ranked but cut at the wrong place: the model's best
+    threshold gives the minority class an F1 at least ``RANKS_RARE_CLASS`` above flagging
+    every row (``2p / (1 + p)``), and the harm measured at the 0.5 threshold is a
+    severity band above what the rarity alone warrants (class_imbalance's presence
+    score), with at least ``MIN_RARE_TEST_ROWS`` test rows of the rare class to pick the
+    threshold on. Then the missing correction for the rare class *is* the threshold
+    (class_imbalance is its context). When even the best threshold leaves the class near
+    that trivial F1, the model has not learned it; when the threshold's harm is no larger
+    than the rarity's, the rarity stays the cause (and folds the threshold in)."""
+    performance = artifact.performance
+    p = positive_share(artifact)
+    if p is None or performance.f1_at_best is None:
+        return False
+    if p * artifact.dataset.test.n_rows < MIN_RARE_TEST_ROWS:
+        return False
+    if performance.f1_at_best - 2 * p / (1 + p) < RANKS_RARE_CLASS:
+        return False
+    measured = max((s.score for s in DecisionThreshold().detect_model(artifact)), default=0.0)
+    if measured <= 0:
+        return False
+    return severity_rank(severity_for(measured)) < severity_rank(
+        severity_for(presence_score(artifact))
+    )
 
 
 @register_rule
@@ -59,10 +108,20 @@ class ClassImbalance(Rule):
         "/ 2 for k classes, so a balanced 10-class problem scores 0): 1% -> 0.6, 3% -> 0.5, "
         "5% -> 0.4, 10% -> 0.25, >= 20% -> 0. Halved when the model sets class weights. +0.3 "
         "when the "
-        "model predicts the rare class for under a quarter of its true share on test (impact)."
+        "model predicts the rare class for under a quarter of its true share on test (impact), "
+        "unless the model ranks the class well and only the 0.5 threshold misses it (that harm"
+        " is decision_threshold's)."
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
     checks = ("Class Imbalance",)
+
+    def explains_for(self, artifact):
+        """Not a threshold that is the cause itself: when the model ranks the rare class
+        well and only the 0.5 cut-off loses it, decision_threshold names the fix and
+        takes this finding in (see :func:`threshold_is_the_cause`)."""
+        if threshold_is_the_cause(artifact):
+            return tuple(c for c in self.explains if c != "decision_threshold")
+        return self.explains
     modality_fixes = {
         "text": (
             "Weight the classes in the loss (`class_weight='balanced'`) or resample inside "
@@ -98,6 +157,10 @@ class ClassImbalance(Rule):
             score *= 0.5
         predicted = artifact.performance.prediction_distribution.get(label)
         missed = predicted is not None and predicted < 0.25 * share
+        if missed and threshold_is_the_cause(artifact):
+            # the rare class is ranked well and only the 0.5 cut-off misses it: that
+            # harm is decision_threshold's measurement, not counted twice here
+            missed = False
         if missed and not corrected:
             score += 0.3
         detail = f"class {label!r} is {pct(share)} of the {split.name} labels"

@@ -78,9 +78,14 @@ class DecisionThreshold(Rule):
         " -> x1) and by the model's skill (F1 at best above the all-positive F1 2p/(1+p): "
         "0.02 -> x0, 0.1 -> x1) and by the minority share (<= 10% -> x1, 20% -> x0.8, 30% -> "
         "x0.55, 50% -> x0.4). Confidence is higher when the minority class is under 30% of "
-        "test."
+        "test. When the F1 at the best threshold is 0.15 or more above flagging every row "
+        "and this score is a severity band above class_imbalance's share-based score (and "
+        "the test split holds 10+ rows of the rare class), the "
+        "threshold is the cause: class_imbalance does not fold it in, nor does a "
+        "no-better-than-chance finding (whose baselines are cut at 0.5 as well)."
     )
     explains = ("degenerate_predictions", "underfitting")
+
 
     def detect_model(self, artifact):
         performance = artifact.performance

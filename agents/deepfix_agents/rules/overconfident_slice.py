@@ -139,7 +139,14 @@ class OverconfidentSlice(Rule):
             segments += [v for k, v in check.details.items() if "segment" in k]
         if any(f in text for f in top.features for text in segments):
             explained.append("weak_segment")
-        if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION:
+        from deepfix_agents.rules.poor_calibration import prior_shift
+
+        # a shifted prior (a class predicted far more often than it occurs, on train and
+        # test: class weights, resampling) miscalibrates every row: global, so no slice
+        # explains it, even one that holds most of the confident errors
+        if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION and (
+            prior_shift(artifact) is None
+        ):
             explained.append("poor_calibration")
         return tuple(explained)
 

@@ -4,6 +4,21 @@ Primary evidence is our expected calibration error (ECE) on the test split, less
 binning noise produces on a test set of that size; Deepchecks' Calibration Score (Brier
 score per class) corroborates, and stands alone only as a weak hint when the Brier score
 is worse than always predicting the class shares.
+
+Two measurements beyond the ECE:
+
+* **What recalibration would remove** (log loss): the test log loss against the log loss
+  of two recalibrated copies that need no fitting beyond the test rows' own counts: one
+  that keeps the model's decisions and states its measured accuracy as its confidence,
+  and one that always states the class shares. A calibrated model scores at most about
+  the better of the two; the excess is log loss that recalibration alone removes. It is
+  named as evidence only (a model that states probabilities of 0 or 1 has an unbounded
+  log loss, so the size of the excess is no measure of harm).
+* **A shifted prior** (calibration in the large): the model predicts a class far more
+  often than it occurs, *on its own training rows* as well as on test. Neither a lack of
+  signal nor overfitting does that (both reproduce the training shares); class weights,
+  resampling or a prior mismatch do. Then the miscalibration, not a lack of signal,
+  explains a near-chance score, and this finding names it.
 """
 
 from __future__ import annotations
@@ -11,12 +26,68 @@ from __future__ import annotations
 import math
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._base import Rule, interp, pct
 
 #: expected calibration error on test (beyond noise) -> score
 ECE_SCORE = ((0.03, 0.0), (0.05, 0.15), (0.1, 0.4), (0.15, 0.55), (0.25, 0.7), (0.4, 0.85))
 #: Brier skill score below 0 (worse than predicting the class shares) -> score
 NEGATIVE_SKILL_SCORE = ((0.0, 0.0), (0.2, 0.25), (0.5, 0.4))
+
+
+#: a class predicted at least this many times as often as it occurs ...
+PRIOR_SHIFT_RATIO = 2.0
+#: ... and by at least this share of the rows, on train and on test: a shifted prior
+PRIOR_SHIFT_EXCESS = 0.1
+#: ECE over its noise level at least this many times: the miscalibration is certain
+SIGNIFICANT_RATIO = 3.0
+#: log loss (nats) recalibration would remove that corroborates the ECE
+LOG_LOSS_EXCESS = 0.1
+
+
+def _entropy(shares) -> float:
+    return -sum(p * math.log(p) for p in shares if p > 0)
+
+
+def recalibration_gain(artifact) -> float | None:
+    """Test log loss minus the better of two recalibrated copies' log loss: the model's
+    decisions with its measured accuracy as confidence (the rest spread evenly over the
+    other classes), and the test class shares stated for every row. None without a log
+    loss or an accuracy."""
+    scores = artifact.performance.scores.get("test", {})
+    log_loss, accuracy = scores.get("log_loss"), scores.get("accuracy")
+    shares = artifact.dataset.test.label_distribution
+    if log_loss is None or accuracy is None or len(shares) < 2:
+        return None
+    k = len(shares)
+    stated = -accuracy * math.log(max(accuracy, 1e-12))
+    if accuracy < 1.0:
+        stated -= (1.0 - accuracy) * math.log((1.0 - accuracy) / (k - 1))
+    return log_loss - min(stated, _entropy(shares.values()))
+
+
+def prior_shift(artifact) -> dict | None:
+    """The class the model predicts far more often than it occurs, on train and on test
+    (``PRIOR_SHIFT_RATIO`` times and ``PRIOR_SHIFT_EXCESS`` more of the rows on both),
+    with its shares; None when there is none or the train predictions are unknown."""
+    performance, dataset = artifact.performance, artifact.dataset
+    if dataset.train is None or not performance.train_prediction_distribution:
+        return None
+    found = None
+    for label, share in dataset.train.label_distribution.items():
+        on_train = performance.train_prediction_distribution.get(label, 0.0)
+        test_share = dataset.test.label_distribution.get(label)
+        on_test = performance.prediction_distribution.get(label, 0.0)
+        if test_share is None or share <= 0 or test_share <= 0:
+            continue
+        if all(
+            predicted >= PRIOR_SHIFT_RATIO * true and predicted - true >= PRIOR_SHIFT_EXCESS
+            for predicted, true in ((on_train, share), (on_test, test_share))
+        ):
+            ratio = on_test / test_share
+            if found is None or ratio > found["ratio"]:
+                found = {"label": label, "share": test_share, "predicted": on_test,
+                         "train_share": share, "train_predicted": on_train, "ratio": ratio}
+    return found
 
 
 def ece_noise(n_test: int) -> float:
@@ -84,10 +155,23 @@ class PoorCalibration(Rule):
         " 0.55, 0.25 -> 0.7, 0.4 -> 0.85. Only with predicted probabilities. Deepchecks "
         "Calibration Score corroborates at our score when its worst class's Brier skill (1 - "
         "Brier / p(1-p)) is under 0.5; without our ECE, a skill below 0 (worse than "
-        "predicting the class shares) gives 0.25 at -0.2 up to 0.4."
+        "predicting the class shares) gives 0.25 at -0.2 up to 0.4. Confidence 0.85 (0.65 under "
+        "200 test rows). When the ECE is at least 3x its noise level and the test log loss "
+        "exceeds, by 0.1 nats or more, that of the better of two recalibrated copies (the "
+        "measured accuracy stated as confidence, or the class shares), the evidence names "
+        "the log loss recalibration would remove. A class predicted 2x as often as it occurs and by"
+        " 10 points more, on train and on test (a shifted prior: class weights, "
+        "resampling), makes this finding the cause of a near-chance score."
     )
     explains = ("decision_threshold", "weak_segment")
     checks = ("Calibration Score",)
+
+    def explains_for(self, artifact):
+        """With a shifted prior the miscalibration also explains a near-chance score:
+        the decisions follow probabilities pushed toward one class."""
+        if prior_shift(artifact) is not None:
+            return self.explains + ("underfitting",)
+        return self.explains
 
     def _own(self, artifact) -> dict | None:
         ece = artifact.performance.calibration_error
@@ -103,17 +187,39 @@ class PoorCalibration(Rule):
         own = self._own(artifact)
         if own is None or own["score"] <= 0:
             return
+        confidence = 0.85 if own["n_test"] >= 200 else 0.65
+        detail = (
+            f"expected calibration error {own['ece']:.3f} on {own['n_test']} test rows "
+            "(predicted probability vs observed frequency, 10 bins); a calibrated model "
+            f"with the same confidences reaches {own['noise']:.3f} by chance"
+        )
+        significant = own["noise"] > 0 and own["ece"] >= SIGNIFICANT_RATIO * own["noise"]
+        gain = recalibration_gain(artifact)
+        if significant and gain is not None and gain >= LOG_LOSS_EXCESS:
+            # an independent measurement agrees (proper scoring, not binning): named as
+            # evidence. It does not raise the confidence: on DEV that let inherently
+            # miscalibrated models' low findings outrank planted bugs of other categories
+            detail += (
+                f"; recalibrating would cut the test log loss by at least {gain:.2f} nats "
+                "(vs stating the measured accuracy, or the class shares, as confidence)"
+            )
+        shift = prior_shift(artifact)
+        if shift is not None:
+            detail += (
+                f"; the model predicts class {shift['label']!r} for {pct(shift['predicted'])}"
+                f" of test rows ({pct(shift['train_predicted'])} of its training rows) "
+                f"though it is {pct(shift['share'])} of them: its probabilities are shifted "
+                "toward it (class weights, resampling or a prior mismatch)"
+            )
         yield self.signal(
             "model",
             score=own["score"],
-            confidence=0.85 if own["n_test"] >= 200 else 0.65,
-            detail=(
-                f"expected calibration error {own['ece']:.3f} on {own['n_test']} test rows "
-                "(predicted probability vs observed frequency, 10 bins); a calibrated model "
-                f"with the same confidences reaches {own['noise']:.3f} by chance"
-            ),
+            confidence=confidence,
+            detail=detail,
             value=own["ece"],
             ece=own["ece"],
+            log_loss_excess=gain,
+            shifted_class=None if shift is None else shift["label"],
         )
 
     def detect_deepchecks(self, artifact):

@@ -227,7 +227,22 @@ class Underfitting(Rule):
         having no signal (one-class or overconfident outputs, train/test gap)."""
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
-            return NO_SIGNAL_SYMPTOMS
+            from deepfix_agents.rules.class_imbalance import threshold_is_the_cause
+            from deepfix_agents.rules.poor_calibration import prior_shift
+
+            causes = set()
+            if prior_shift(artifact) is not None:
+                # a model without signal reproduces the class shares; one that predicts
+                # a class far more often than it occurs, on its own training rows too,
+                # has shifted probabilities: that is the cause (poor_calibration), the
+                # near-chance score its symptom
+                causes.add("poor_calibration")
+            if threshold_is_the_cause(artifact):
+                # the probabilities rank a rare class well (F1 at the best threshold far
+                # above flagging every row): there is signal, and the 0.5 cut-off is
+                # what brings the score (and the baselines', all cut at 0.5) to chance
+                causes.add("decision_threshold")
+            return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
         return self.explains
 
     def detect_deepchecks(self, artifact):
