@@ -693,7 +693,7 @@ def test_poor_calibration_names_the_log_loss_recalibration_would_remove():
     assert "nats" not in confidence(0.01, log_loss=0.36)[1]
 
 
-def _shifted(train_predicted, test_predicted):
+def _prior_shifted(train_predicted, test_predicted):
     """A 5 %-positive task, a model with class weights predicting the rare class for
     ``train_predicted`` / ``test_predicted`` of the rows, at chance (as are the baselines),
     with an ECE of 0.36."""
@@ -724,7 +724,7 @@ def test_poor_calibration_with_a_shifted_prior_is_the_cause_of_a_near_chance_sco
     """A rare class predicted six times as often as it occurs, on train as on test: the
     probabilities are shifted (class weights), which a lack of signal does not do; the
     calibration finding names it and takes the chance-level evidence in."""
-    findings = _diagnose(_shifted(0.31, 0.33))
+    findings = _diagnose(_prior_shifted(0.31, 0.33))
     assert findings[0].category == "poor_calibration"
     assert "underfitting" not in [f.category for f in findings]
     assert any("shifted toward it" in e.detail for e in findings[0].evidence)
@@ -732,7 +732,7 @@ def test_poor_calibration_with_a_shifted_prior_is_the_cause_of_a_near_chance_sco
 
 def test_poor_calibration_without_a_shifted_prior_is_a_symptom_of_no_signal():
     """The same ECE with predictions in the class shares: a model without signal."""
-    categories = [f.category for f in _diagnose(_shifted(0.05, 0.06))]
+    categories = [f.category for f in _diagnose(_prior_shifted(0.05, 0.06))]
     assert "poor_calibration" not in categories
     assert "underfitting" in categories
 
@@ -749,8 +749,8 @@ def test_a_slice_does_not_explain_a_shifted_prior():
     summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
                                 n_confident=300, slices=[top])
     rule = RULES.get("overconfident_slice")()
-    shifted = _shifted(0.31, 0.33).model_copy(update={"confidence": summary})
-    in_shares = _shifted(0.05, 0.06).model_copy(update={"confidence": summary})
+    shifted = _prior_shifted(0.31, 0.33).model_copy(update={"confidence": summary})
+    in_shares = _prior_shifted(0.05, 0.06).model_copy(update={"confidence": summary})
     assert "poor_calibration" not in rule.explains_for(shifted)
     assert "poor_calibration" in rule.explains_for(in_shares)
 
