@@ -67,10 +67,6 @@ FENCE_IQR = 5.0
 MIN_SENTINEL_SHARE = 0.02
 SPIKE_FACTOR = 5.0
 MIN_DISTINCT_OTHERS = 20
-#: ... or a value outside the range of every other value (a code below or above the
-#: scale, like 0 for a length measured from 1 up) holding this many times the share of
-#: the next value: a natural mode sits inside the range, so it is not taken for a code
-EDGE_SPIKE_FACTOR = 2.0
 MAX_SENTINEL_COLUMNS = 3
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
@@ -267,10 +263,7 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
 def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
     """(column, value, share) of numeric features where one value is a spike in an
     otherwise continuous column: a code standing for a missing measurement, or a genuine
-    point mass (zero income): the impute-and-refit tells which. A spike outside the
-    range of the other values needs a smaller margin over the next value
-    (:data:`EDGE_SPIKE_FACTOR`): a code of 0 in a third of a column whose own values
-    have a mode of a tenth is no natural mode."""
+    point mass (zero income): the impute-and-refit tells which."""
     found = []
     for column in features:
         if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
@@ -280,13 +273,8 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
             continue
         n = float(train[column].notna().sum())
         top, runner_up = counts.iloc[0] / n, counts.iloc[1] / n
-        if top < MIN_SENTINEL_SHARE:
-            continue
-        value = float(counts.index[0])
-        others = counts.index[1:].to_numpy(dtype=float)
-        at_edge = value < others.min() or value > others.max()
-        if top >= SPIKE_FACTOR * runner_up or (at_edge and top >= EDGE_SPIKE_FACTOR * runner_up):
-            found.append((column, value, float(top)))
+        if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
+            found.append((column, float(counts.index[0]), float(top)))
     return sorted(found, key=lambda t: (-t[2], t[0]))[:MAX_SENTINEL_COLUMNS]
 
 
