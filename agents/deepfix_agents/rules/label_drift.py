@@ -21,18 +21,15 @@ MEAN_SHIFT_Z = 3.0
 
 def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, float],
                       n_test: int) -> tuple[float, float] | None:
-    """(shift in training SDs, z) of the regression target's mean between splits, from
-    the summaries' mean and std (Welch's standard error)."""
+    """(signed shift of the regression target's mean from train to test, its standard
+    error), from the summaries' mean and std (Welch's standard error)."""
     try:
         m1, s1, m2, s2 = train["mean"], train["std"], test["mean"], test["std"]
     except KeyError:
         return None
     if not (s1 and s1 > 0) or n_train < 2 or n_test < 2:
         return None
-    se = ((s1 ** 2) / n_train + ((s2 or 0.0) ** 2) / n_test) ** 0.5
-    if se <= 0:
-        return None
-    return abs(m2 - m1) / s1, abs(m2 - m1) / se
+    return m2 - m1, ((s1 ** 2) / n_train + ((s2 or 0.0) ** 2) / n_test) ** 0.5
 
 
 def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
@@ -138,22 +135,22 @@ class LabelDrift(PeriodDriftHarm, Rule):
         explained by the inputs (a covariate shift, a trend the features carry), the rest
         is a shift of the outcomes this model pays for in a biased test error."""
         train, test = dataset.train.label_stats, dataset.test.label_stats
+        found = target_mean_shift(train, dataset.train.n_rows, test, dataset.test.n_rows)
+        if found is None:
+            return
+        moved, se = found
+        if abs(moved) / se < MEAN_SHIFT_Z:
+            return
+        predicted = prediction_stats or {}
         followed = 0.0
-        predicted = (prediction_stats or {})
         if "train" in predicted and "test" in predicted:
             followed = predicted["test"].get("mean", 0.0) - predicted["train"].get("mean", 0.0)
-        raw = target_mean_shift(train, dataset.train.n_rows, test, dataset.test.n_rows)
-        if raw is None or raw[1] < MEAN_SHIFT_Z:
-            return
-        moved = test["mean"] - train["mean"]
         # only predictions moving the same way, and no further, explain the shift (ones
-        # that move more, or alone, are a serving or model problem, not the outcomes')
-        followed = min(max(followed / moved, 0.0), 1.0) * moved if moved else 0.0
-        shift = target_mean_shift(train, dataset.train.n_rows,
-                                  dict(test, mean=test["mean"] - followed), dataset.test.n_rows)
-        if shift is None:
-            return
-        size, z = shift
+        # that move more, or alone, are a serving or model problem, not the outcomes');
+        # ``moved`` is not 0 here: it is at least 3 standard errors
+        followed = min(max(followed / moved, 0.0), 1.0) * moved
+        left = abs(moved - followed)
+        size, z = left / train["std"], left / se
         score = interp(size, MEAN_SHIFT_SCORE)
         if z < MEAN_SHIFT_Z or score <= 0:
             return
@@ -162,7 +159,7 @@ class LabelDrift(PeriodDriftHarm, Rule):
             score=score,
             confidence=0.85,
             detail=(
-                f"the target's mean is {dataset.test.label_stats['mean']:.4g} on test vs "
+                f"the target's mean is {test['mean']:.4g} on test vs "
                 f"{train['mean']:.4g} on train; the model's predictions moved "
                 f"{followed:+.4g}, so {size:.2f} training standard deviations of the shift "
                 f"({z:.1f} standard errors) is left in its test error"
