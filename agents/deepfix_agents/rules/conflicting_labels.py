@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp, pct
 import math
 
+from deepfix_agents.rules import register_rule
+from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.duplicate_samples import MIN_REFERENCE_DUPLICATES, expected_chance_duplicates
 
 #: share of rows whose features repeat with a different label -> score

@@ -79,9 +79,7 @@ def expected_collision_rate(split, feature_names) -> float:
     log_cells = feature_cells(split, feature_names)
     if log_cells is None:
         return 0.0
-    cells = math.exp(log_cells)
-    distinct = cells * -math.expm1(-n / cells)
-    return max(0.0, min(1.0, 1.0 - distinct / n))
+    return max(0.0, min(1.0, _duplicate_share(n, math.exp(log_cells))))
 
 
 def feature_cells(split, feature_names) -> float | None:
