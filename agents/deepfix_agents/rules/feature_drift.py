@@ -187,10 +187,9 @@ def period_drift_without_harm(artifact) -> str | None:
     noise = measured.noise if measured is not None else None
     if noise is None or not math.isfinite(noise) or noise <= 0:
         return None
-    ladder = [
-        b for b in artifact.baselines
-        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
-    ]
+    from deepfix_agents.rules.underfitting import cross_validated_ladder
+
+    ladder = cross_validated_ladder(artifact)
     test_score = artifact.performance.test_score
     if not ladder or test_score is None:
         return None

@@ -62,10 +62,7 @@ def too_noisy_to_tell(artifact, measured) -> bool:
     if measured.change <= 0 or measured.score_after is None or noise <= 0:
         return False
     dummy = baseline(artifact, "dummy")
-    ladder = [
-        b for b in artifact.baselines
-        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
-    ]
+    ladder = cross_validated_ladder(artifact)
     if dummy is None or dummy.cv_score is None or not ladder:
         return False
     cv = max(b.cv_score for b in ladder)
@@ -117,6 +114,16 @@ def baseline(artifact, prefix: str):
 def best_baseline(artifact):
     scored = [b for b in artifact.baselines if b.test_score is not None and not b.name.startswith("dummy")]
     return max(scored, key=lambda b: (b.test_score, b.name), default=None)
+
+
+def cross_validated_ladder(artifact) -> list:
+    """The ladder's simple models (no dummy) scored both in cross-validation on the
+    training rows and on test: what tells a harder test period or noisy test rows from
+    a weak model."""
+    return [
+        b for b in artifact.baselines
+        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
+    ]
 
 
 @register_rule
