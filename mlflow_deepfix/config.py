@@ -99,8 +99,9 @@ class DeepfixConfig(BaseModel):
     #: measure harm with counterfactual refits of a clone of the model (issue 12); off
     #: leaves severities to the patterns alone
     interventions: StrictBool = True
-    #: learned calibration of the rules' confidence/severity (issue 12 E; off by default)
-    calibration: StrictBool = False
+    #: learned calibration of the rules' confidence/severity/order (issue 12 E); false
+    #: leaves the rules' own
+    calibration: StrictBool = True
 
     @field_validator("train_data", "eval_data")
     @classmethod

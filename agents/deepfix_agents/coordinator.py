@@ -52,9 +52,11 @@ def run_analyzers(artifact: ArtifactData) -> tuple[list[Signal], dict[str, str]]
 def diagnose_with_rules(artifact: ArtifactData, *, calibration: bool = False) -> RulesDiagnosis:
     """The deterministic, offline engine: analyzers -> reasoner.
 
-    ``calibration=True`` lets the learned calibration (:mod:`deepfix_agents.calibration`,
-    off by default) set the findings' confidence, severity and order; their evidence
-    and explanations stay the rules'.
+    ``calibration=True`` lets the learned calibration (:mod:`deepfix_agents.calibration`)
+    set the findings' confidence, severity and order; their evidence and explanations
+    stay the rules'. The evaluator turns it on unless the user's config says
+    ``calibration: false``; this function defaults to the rules alone, which is what the
+    corpus fits the calibration on.
     """
     signals, errors = run_analyzers(artifact)
     findings = reason(signals, artifact)

@@ -11,10 +11,16 @@ What it changes: each finding's ``confidence`` (the predicted probability), its
 (by probability). What it never changes: evidence, titles, explanations and fixes
 stay the rules'.
 
-It is **off by default** (``evaluator_config["deepfix"]["calibration"] = True`` turns
-it on): its coefficients describe the rules as they were when it was fitted, so it
-must be refitted whenever a rule changes, and it was fitted on injected bugs, whose
-mix differs from any one user's.
+It is **on by default** (``evaluator_config["deepfix"]["calibration"] = False`` leaves
+the rules' own confidence, severity and order): on datasets it never saw it ranks the
+planted cause first more often and warns on far fewer healthy workflows than the rules
+alone (README, "Fault-injection corpus"). Its coefficients describe the rules as they
+were when it was fitted, so it is refitted whenever a rule changes
+(``deepfix bench --corpus --full --write-calibration ...``).
+
+One thing it never overrides: the no-better-than-chance guard (issue 12 B). A finding
+that carries the ``chance_level`` measurement stays at the rules' severity (``high`` or
+above), whatever the model's probability: a model no better than chance must warn.
 """
 
 from __future__ import annotations
@@ -34,6 +40,11 @@ NUMERIC_FEATURES: tuple[str, ...] = (
     "severity_level", "confidence", "max_score", "mean_score", "n_signals", "n_sources",
     "n_evidence", "inverse_rank", "folded_symptoms", "max_signal_confidence",
 )
+
+
+#: the evidence check of the no-better-than-chance guard (rules.underfitting): a finding
+#: carrying it is never demoted
+CHANCE_CHECK = "chance_level"
 
 
 def severity_level(severity: str) -> int:
@@ -74,6 +85,7 @@ def finding_row(finding: Finding, signals: list[Any]) -> dict[str, Any]:
         "mean_score": (sum(s.score for s in own) / len(own)) if own else 0.0,
         "max_signal_confidence": max((s.confidence for s in own), default=0.0),
         "folded_symptoms": sum(1 for e in finding.evidence if e.detail.startswith("symptom (")),
+        "guarded": any(e.check == CHANCE_CHECK for e in finding.evidence),
     }
 
 
@@ -141,9 +153,14 @@ def shipped_calibration() -> Calibration:
     return Calibration.from_json(json.loads(text))
 
 
-def calibrated_severity(rules_severity: str, probability: float, threshold: float) -> str:
+def calibrated_severity(
+    rules_severity: str, probability: float, threshold: float, *, guarded: bool = False
+) -> str:
     """The rules' severity, demoted to ``low`` when the model gives the finding less
-    than ``threshold``: a finding unlikely to be a real root cause does not warn."""
+    than ``threshold``: a finding unlikely to be a real root cause does not warn.
+    A ``guarded`` finding (the chance guard's) keeps the rules' severity."""
+    if guarded:
+        return rules_severity
     if probability < threshold and severity_level(rules_severity) > severity_level("low"):
         return "low"
     return rules_severity
@@ -156,7 +173,8 @@ def apply_calibration(rows: list[dict[str, Any]], calibration: Calibration) -> l
         p = calibration.probability(row)
         out.append({**row, "probability": p,
                     "severity": calibrated_severity(row["severity"], p,
-                                                    calibration.medium_threshold),
+                                                    calibration.medium_threshold,
+                                                    guarded=bool(row.get("guarded"))),
                     "confidence": round(p, 4)})
     out.sort(key=lambda r: (-r["probability"], r["rank"]))
     return [{**r, "rank": i} for i, r in enumerate(out, start=1)]
