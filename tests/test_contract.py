@@ -27,7 +27,7 @@ CONFIG_KEYS = [
     "sensitive_features",
     # added since the contract (issue 12 A): measured harm, on by default
     "interventions",
-    # added since the contract (issue 12 E): the learned calibration switch, off by default
+    # added since the contract (issue 12 E): the learned calibration switch, on by default
     "calibration",
 ]
 CATEGORIES = {
@@ -64,6 +64,8 @@ def test_config_keys_and_defaults():
     assert config.cache is True
     assert config.privacy == "default"
     assert config.interventions is True
+    assert config.calibration is True
+    assert parse_config({"calibration": False}).calibration is False
 
 
 def test_eval_data_is_a_table_and_anything_else_is_refused_naming_it():

@@ -214,7 +214,8 @@ def test_two_stage_runner_end_to_end(tmp_path):
     per_dataset = group_scores(outcomes, "dataset")
     assert set(per_dataset) == {"iris", "wine"}
 
-    # the calibration hook (off by default) keeps the rules' evidence and explanations
+    # the calibration hook (the evaluator's default) keeps the rules' evidence and
+    # explanations
     from deepfix_agents import diagnose_with_rules
 
     from mlflow_deepfix.schemas import ArtifactData
@@ -341,6 +342,37 @@ def test_shipped_calibration_loads():
 
     # fitted on today's rules: every known category (contract and 0.2.0 additions)
     assert set(CATEGORIES) <= set(cal.categories) <= set(ALL_CATEGORIES)
+
+
+def test_shipped_calibration_describes_the_installed_rules():
+    """The calibration is on by default, so its coefficients must describe today's
+    rules: any change to a rule, the analyzers, the reasoner or the scoring calls for a
+    refit (seconds from a stage-1 cache)."""
+    from deepfix_agents.calibration import rules_fingerprint, shipped_calibration
+
+    assert shipped_calibration().rules_fingerprint == rules_fingerprint(), (
+        "the diagnosis rules changed since agents/deepfix_agents/calibration/"
+        "calibration_v1.json was fitted: refit it with `deepfix bench --corpus --full "
+        "--write-calibration agents/deepfix_agents/calibration/calibration_v1.json` "
+        "(CONTRIBUTING.md, 'Changing a rule')"
+    )
+
+
+def test_calibration_never_demotes_the_chance_guard():
+    """Issue 12 B holds with the calibration on: a finding that carries the
+    no-better-than-chance measurement keeps its high severity however unlikely the
+    model finds it; any other finding below the threshold is demoted to low."""
+    from deepfix_agents.calibration import Calibration, apply_calibration
+
+    cal = fit_calibration(_synthetic_outcomes())
+    sure_no = Calibration(**{**cal.__dict__, "intercept": -30.0, "medium_threshold": 0.5})
+    guarded, plain = _outcome("underfitting.wine.linear.m.s0",
+                              ["underfitting", "outliers"], ["high", "high"]).findings
+    guarded["guarded"] = True
+    out = {r["category"]: r for r in apply_calibration([guarded, plain], sure_no)}
+    assert out["underfitting"]["probability"] < 0.01
+    assert out["underfitting"]["severity"] == "high"
+    assert out["outliers"]["severity"] == "low"
 
 
 def test_calibration_file_is_refused_when_it_does_not_fit():

@@ -71,6 +71,33 @@ def test_a_model_no_better_than_chance_is_a_high_finding_naming_unrelated_labels
     assert any(e.source == "intervention" for e in findings[0].evidence)
 
 
+def test_the_chance_guard_stays_high_with_the_default_calibration():
+    """The calibration is on by default and demotes findings it finds unlikely: the
+    chance guard's finding is exempt (issue 12 B), for the unlearnable and the
+    learnable case alike."""
+    from dataclasses import replace
+
+    from deepfix_agents import diagnose_with_rules
+    from deepfix_agents.calibration import calibrate_findings, shipped_calibration
+
+    for baselines_learn in (False, True):
+        data = with_interventions(artifact(), chance(0.50, 0.49))
+        if not baselines_learn:
+            data = data.model_copy(update={"baselines": [
+                b.model_copy(update={"test_score": 0.5}) for b in data.baselines]})
+        findings = diagnose_with_rules(data, calibration=True).findings
+        guarded = [f for f in findings if any(e.check == "chance_level" for e in f.evidence)]
+        assert guarded, [f.category for f in findings]
+        assert all(f.severity in ("high", "critical") for f in guarded)
+        # even a calibration sure that nothing is a root cause leaves it high
+        rules = diagnose_with_rules(data)
+        doubting = replace(shipped_calibration(), intercept=-30.0, medium_threshold=0.5)
+        calibrated = calibrate_findings(rules.findings, rules.signals, doubting)
+        assert all(f.confidence < 0.01 for f in calibrated)
+        kept = [f for f in calibrated if any(e.check == "chance_level" for e in f.evidence)]
+        assert kept and all(f.severity in ("high", "critical") for f in kept)
+
+
 def test_a_model_at_chance_that_baselines_beat_underfits():
     data = with_interventions(artifact(), chance(0.50, 0.49))
     top = findings_of(data)[0]

@@ -25,6 +25,7 @@ above), whatever the model's probability: a model no better than chance must war
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -45,6 +46,28 @@ NUMERIC_FEATURES: tuple[str, ...] = (
 #: the evidence check of the no-better-than-chance guard (rules.underfitting): a finding
 #: carrying it is never demoted
 CHANCE_CHECK = "chance_level"
+
+
+#: the diagnosis sources whose behaviour the coefficients describe: a change to any of
+#: them calls for a refit (pinned by the test suite through :func:`rules_fingerprint`)
+RULES_SOURCES: tuple[str, ...] = (
+    "rules/*.py", "analyzers/*.py", "reasoner.py", "scoring.py", "signals.py",
+)
+
+
+def rules_fingerprint() -> str:
+    """A short hash of the diagnosis rules' sources (:data:`RULES_SOURCES`), written
+    into the calibration file when it is fitted: a file whose fingerprint differs from
+    the installed rules' describes other rules."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in RULES_SOURCES for p in root.glob(pattern)})
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:12]
 
 
 def severity_level(severity: str) -> int:
@@ -102,6 +125,8 @@ class Calibration:
     intercept: float
     medium_threshold: float
     fitted_on: str = ""
+    #: :func:`rules_fingerprint` of the rules the coefficients were fitted on
+    rules_fingerprint: str = ""
 
     def probability(self, row: dict[str, Any]) -> float:
         x = feature_vector(row, self.categories)
@@ -116,6 +141,7 @@ class Calibration:
             "numeric_features": list(self.numeric_features), "mean": list(self.mean),
             "scale": list(self.scale), "coef": list(self.coef), "intercept": self.intercept,
             "medium_threshold": self.medium_threshold, "fitted_on": self.fitted_on,
+            "rules_fingerprint": self.rules_fingerprint,
         }
 
     @classmethod
@@ -142,6 +168,7 @@ class Calibration:
             coef=tuple(data["coef"]), intercept=float(data["intercept"]),
             medium_threshold=float(data["medium_threshold"]),
             fitted_on=str(data.get("fitted_on", "")),
+            rules_fingerprint=str(data.get("rules_fingerprint", "")),
         )
 
 

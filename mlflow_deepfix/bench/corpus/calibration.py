@@ -23,6 +23,7 @@ from deepfix_agents.calibration import (
     Calibration,
     apply_calibration,
     feature_vector,
+    rules_fingerprint,
 )
 
 from mlflow_deepfix.bench.corpus.runner import CaseOutcome
@@ -79,7 +80,7 @@ def fit_calibration(outcomes: list[CaseOutcome], *, fitted_on: str = "") -> Cali
         version=CALIBRATION_VERSION, categories=CATEGORIES, numeric_features=NUMERIC_FEATURES,
         mean=tuple(float(v) for v in mean), scale=tuple(float(v) for v in scale),
         coef=tuple(float(v) for v in model.coef_[0]), intercept=float(model.intercept_[0]),
-        medium_threshold=0.5, fitted_on=fitted_on,
+        medium_threshold=0.5, fitted_on=fitted_on, rules_fingerprint=rules_fingerprint(),
     )
     return replace(cal, medium_threshold=round(_threshold(outcomes, cal), 6))
 
