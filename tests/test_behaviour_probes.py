@@ -491,6 +491,32 @@ def test_group_disparity_uses_the_lower_end_of_the_interval_and_needs_the_key():
     assert "proxies" in finding.explanation
 
 
+def _g13_accuracy_gap(gap, low):
+    """Two groups with an accuracy gap ``gap`` whose interval starts at ``low`` (nothing
+    else differs between them)."""
+    groups = [GroupStats(group="A", n_rows=175, accuracy=0.85),
+              GroupStats(group="B", n_rows=110, accuracy=0.85 + gap)]
+    item = GroupDisparity(feature="sex", model_sees_it=False, groups=groups,
+                          accuracy_difference=gap, accuracy_difference_low=low,
+                          worst_group="A", best_group="B")
+    return FairnessSummary(n_rows=285, features=[item])
+
+
+@pytest.mark.parametrize(("gap", "low", "severity"), [
+    (0.081, 0.0014, "low"),    # significant, 8 points: measured, however close low is to 0
+    (0.081, -0.002, None),     # the interval includes 0: chance cannot be ruled out
+    (0.03, 0.001, None),       # significant but below the first band: too small to report
+    (0.2, 0.11, "medium"),     # the lower end itself scores above the floor
+])
+def test_group_disparity_a_significant_gap_is_at_least_low(gap, low, severity):
+    artifact = _artifact(fairness=_g13_accuracy_gap(gap, low))
+    found = [f for f in reason(_signals(artifact), artifact) if f.category == "group_disparity"]
+    if severity is None:
+        assert not found
+    else:
+        assert found[0].severity == severity and "accuracy gap" in found[0].title
+
+
 def _regression_disparity(relative_low):
     groups = [GroupStats(group="A", n_rows=600, mae=10.0, mean_residual=0.0),
               GroupStats(group="C", n_rows=200, mae=10.0 + 10 * relative_low + 2,

@@ -838,6 +838,30 @@ def test_class_imbalance_stays_the_cause_when_the_threshold_harm_is_no_larger():
     assert categories[0] == "class_imbalance" and "decision_threshold" not in categories
 
 
+def _g13_rare_multiclass(predicted):
+    """Three classes, the rarest 3 % of train and test, labels-only predictions
+    ``predicted`` (no probabilities, so no threshold analysis)."""
+    rare = {"0": 0.485, "1": 0.485, "2": 0.03}
+    perf = modified(HEALTHY_PERF, prediction_distribution=predicted,
+                    f1_at_default=None, f1_at_best=None, best_threshold=None)
+    return artifact(task="multiclass_classification", performance=perf,
+                    train_labels=rare, test_labels=rare)
+
+
+def test_class_imbalance_a_class_never_predicted_counts_as_missed():
+    """A model that never predicts the rare class leaves it out of the prediction
+    distribution: that is a share of 0 (missed), not an unknown share."""
+    never = assess("class_imbalance", _g13_rare_multiclass({"0": 0.5, "1": 0.5}))
+    sometimes = assess("class_imbalance",
+                       _g13_rare_multiclass({"0": 0.48, "1": 0.49, "2": 0.03}))
+    assert severity_for(never[2][0].score) == "high" and never[2][0].confidence == 0.9
+    assert "predicts it for 0% of test rows" in never[2][0].evidence.detail
+    assert sometimes[0] == "medium"
+    # predictions named unlike the labels say nothing about the rare class
+    unknown = assess("class_imbalance", _g13_rare_multiclass({"0.0": 0.5, "1.0": 0.5}))
+    assert unknown[0] == "medium"
+
+
 def test_decision_threshold_only_for_binary():
     data = _threshold_case()
     multi = data.model_copy(update={"task": "multiclass_classification"})

@@ -37,6 +37,19 @@ def presence_score(artifact) -> float:
     return score * 0.5 if _corrected(artifact) else score
 
 
+def predicted_share(artifact, label: str, labels: dict[str, float]) -> float | None:
+    """Share of test rows the model predicts as ``label``: 0 when the model never predicts
+    it (the class is absent from the prediction distribution, whose keys match the
+    labels'), None when unknown (no predictions, or predictions named unlike the labels,
+    so absence says nothing)."""
+    predicted = artifact.performance.prediction_distribution
+    if not predicted:
+        return None
+    if label in predicted:
+        return predicted[label]
+    return 0.0 if set(predicted) & set(labels) else None
+
+
 def _corrected(artifact) -> bool:
     params = artifact.model.hyperparameters
     weight = params.get("class_weight")
@@ -155,7 +168,7 @@ class ClassImbalance(Rule):
         corrected = _corrected(artifact)
         if corrected:
             score *= 0.5
-        predicted = artifact.performance.prediction_distribution.get(label)
+        predicted = predicted_share(artifact, label, split.label_distribution)
         missed = predicted is not None and predicted < 0.25 * share
         if missed and threshold_is_the_cause(artifact):
             # the rare class is ranked well and only the 0.5 cut-off misses it: that

@@ -27,6 +27,11 @@ MAE_GAP_SCORE = ((0.0, 0.0), (0.15, 0.3), (0.3, 0.45), (0.6, 0.65), (1.0, 0.82))
 #: regression: lower end of the mean-residual gap in target standard deviations -> score
 #: (one group systematically under- or over-predicted relative to another)
 BIAS_GAP_SCORE = ((0.0, 0.0), (0.1, 0.3), (0.2, 0.45), (0.4, 0.65), (0.7, 0.82))
+#: a gap whose 95% interval excludes 0 and whose point estimate reaches the first band
+#: of its table (0.05 in a rate, 15% of the MAE, 0.1 target SD) is a measured disparity:
+#: at least ``low``, however close to 0 the interval's lower end. Scoring by the lower end
+#: alone dropped a significant 8-point accuracy gap as info (its lower end 0.001)
+SIGNIFICANT_FLOOR = 0.2
 
 
 @register_rule
@@ -71,8 +76,10 @@ class GroupDisparity(Rule):
         "(Bonferroni) for the groups and classes compared. Regression: lower end of the "
         "MAE gap as a share of the overall MAE: 0.15 -> 0.3, 0.3 -> 0.45, 0.6 -> 0.65, "
         "1.0 -> 0.82; of the mean-residual gap in target standard deviations: 0.1 -> 0.3, "
-        "0.2 -> 0.45, 0.4 -> 0.65, 0.7 -> 0.82. The worst feature and metric count. Nothing "
-        "without `sensitive_features`."
+        "0.2 -> 0.45, 0.4 -> 0.65, 0.7 -> 0.82. A gap whose interval excludes 0 and whose "
+        "point estimate reaches the first band (0.05, 15% of the MAE, 0.1 SD) is at least "
+        "low (0.2). The worst feature and metric count. Nothing without "
+        "`sensitive_features`."
     )
 
     def detect_model(self, artifact):
@@ -83,12 +90,14 @@ class GroupDisparity(Rule):
             candidates = []
             if item.equalized_odds_low is not None:
                 candidates.append(
-                    (interp(item.equalized_odds_low, GAP_SCORE), "equalized odds difference",
+                    (_scored(item.equalized_odds_difference, item.equalized_odds_low,
+                             GAP_SCORE), "equalized odds difference",
                      item.equalized_odds_difference, item.equalized_odds_low)
                 )
             if item.accuracy_difference_low is not None:
                 candidates.append(
-                    (interp(item.accuracy_difference_low, GAP_SCORE), "accuracy gap",
+                    (_scored(item.accuracy_difference, item.accuracy_difference_low,
+                             GAP_SCORE), "accuracy gap",
                      item.accuracy_difference, item.accuracy_difference_low)
                 )
             if item.demographic_parity_low is not None:
@@ -152,17 +161,29 @@ class GroupDisparity(Rule):
         )
 
 
+def _scored(gap, low, table) -> float:
+    """Score of a gap from its interval's lower end (``table``), at least
+    ``SIGNIFICANT_FLOOR`` when the interval excludes 0 and the point estimate reaches the
+    table's first band."""
+    score = interp(low, table)
+    if gap is not None and low > 0 and gap >= table[1][0]:
+        score = max(score, SIGNIFICANT_FLOOR)
+    return score
+
+
 def _regression_candidates(item):
     """(score, metric, gap, lower end) of a regressor's MAE and mean-residual gaps."""
     out = []
     if item.mae_difference_low is not None and item.mae_overall:
-        relative = item.mae_difference_low / item.mae_overall
-        out.append((interp(relative, MAE_GAP_SCORE), "mean absolute error gap",
-                    item.mae_difference, item.mae_difference_low))
+        scale = item.mae_overall
+        out.append((_scored((item.mae_difference or 0.0) / scale,
+                            item.mae_difference_low / scale, MAE_GAP_SCORE),
+                    "mean absolute error gap", item.mae_difference, item.mae_difference_low))
     if item.bias_difference_low is not None and item.target_std:
-        relative = item.bias_difference_low / item.target_std
-        out.append((interp(relative, BIAS_GAP_SCORE), "mean residual gap",
-                    item.bias_difference, item.bias_difference_low))
+        scale = item.target_std
+        out.append((_scored((item.bias_difference or 0.0) / scale,
+                            item.bias_difference_low / scale, BIAS_GAP_SCORE),
+                    "mean residual gap", item.bias_difference, item.bias_difference_low))
     return out
 
 
