@@ -1,0 +1,76 @@
+"""The reasoner's last step (:func:`deepfix_agents.reasoner.causes_first`): at the same
+severity an upstream cause is ranked ahead of a downstream symptom it explains but was
+too weak to absorb; a cause measured harmless, a symptom of a different severity, or two
+findings that explain each other keep the order of the scores."""
+
+from __future__ import annotations
+
+from deepfix_agents.reasoner import causes_first, harmless
+from deepfix_agents.scoring import rank
+from deepfix_agents.signals import Signal
+
+from mlflow_deepfix.schemas import CATEGORY_LAYERS, Evidence, Finding
+
+
+def _r13_finding(category: str, severity: str, confidence: float) -> Finding:
+    return Finding(
+        category=category,
+        layer=CATEGORY_LAYERS[category],
+        title=f"{category} finding",
+        severity=severity,
+        confidence=confidence,
+        evidence=[Evidence(source="dataset", detail=category)],
+        explanation="-",
+    )
+
+
+def _r13_order(findings: list[Finding], **kw) -> list[str]:
+    return [f.category for f in causes_first(findings, **kw)]
+
+
+def test_upstream_cause_ranks_ahead_of_the_symptom_it_explains_at_equal_severity():
+    # a random split of time-stamped rows (low, 0.9) and a train/test gap (low, 0.94):
+    # the scores alone put the gap first by 0.04 of confidence
+    findings = [_r13_finding("temporal_leakage", "low", 0.9), _r13_finding("overfitting", "low", 0.94)]
+    assert [f.category for f in rank(findings)] == ["overfitting", "temporal_leakage"]
+    ordered = causes_first(findings)
+    assert [f.category for f in ordered] == ["temporal_leakage", "overfitting"]
+    assert [f.rank for f in ordered] == [1, 2]
+
+
+def test_a_more_severe_symptom_keeps_its_place():
+    findings = [
+        _r13_finding("temporal_leakage", "low", 0.9),
+        _r13_finding("overfitting", "medium", 0.94),
+    ]
+    assert _r13_order(findings) == ["overfitting", "temporal_leakage"]
+
+
+def test_a_cause_measured_harmless_does_not_move_up():
+    findings = [_r13_finding("outliers", "low", 0.9), _r13_finding("poor_calibration", "low", 0.92)]
+    assert _r13_order(findings) == ["outliers", "poor_calibration"]
+    assert _r13_order(findings, harmless={"outliers"}) == ["poor_calibration", "outliers"]
+
+
+def test_findings_that_explain_each_other_or_share_a_layer_keep_the_score_order():
+    # feature drift and prediction drift explain each other (same layer, both ways)
+    findings = [_r13_finding("feature_drift", "low", 0.8), _r13_finding("prediction_drift", "low", 0.95)]
+    assert _r13_order(findings) == ["prediction_drift", "feature_drift"]
+    # an unrelated finding between them is not reordered either
+    findings = [_r13_finding("conflicting_labels", "low", 0.6), _r13_finding("fragile_predictions", "low", 0.8)]
+    assert _r13_order(findings) == ["fragile_predictions", "conflicting_labels"]
+
+
+def test_harmless_reads_the_rules_own_measurement():
+    def signal(harmful: bool) -> Signal:
+        return Signal(
+            category="outliers",
+            source="intervention",
+            score=0.3,
+            confidence=0.8,
+            evidence=Evidence(source="intervention", detail="outlier rows vs the rest"),
+            facts={"harmful": harmful},
+        )
+
+    assert harmless([signal(False)]) == {"outliers"}
+    assert harmless([signal(True)]) == set()
