@@ -31,7 +31,10 @@ def _r13_order(findings: list[Finding], **kw) -> list[str]:
 def test_upstream_cause_ranks_ahead_of_the_symptom_it_explains_at_equal_severity():
     # a random split of time-stamped rows (low, 0.9) and a train/test gap (low, 0.94):
     # the scores alone put the gap first by 0.04 of confidence
-    findings = [_r13_finding("temporal_leakage", "low", 0.9), _r13_finding("overfitting", "low", 0.94)]
+    findings = [
+        _r13_finding("temporal_leakage", "low", 0.9),
+        _r13_finding("overfitting", "low", 0.94),
+    ]
     assert [f.category for f in rank(findings)] == ["overfitting", "temporal_leakage"]
     ordered = causes_first(findings)
     assert [f.category for f in ordered] == ["temporal_leakage", "overfitting"]
@@ -47,17 +50,26 @@ def test_a_more_severe_symptom_keeps_its_place():
 
 
 def test_a_cause_measured_harmless_does_not_move_up():
-    findings = [_r13_finding("outliers", "low", 0.9), _r13_finding("poor_calibration", "low", 0.92)]
+    findings = [
+        _r13_finding("outliers", "low", 0.9),
+        _r13_finding("poor_calibration", "low", 0.92),
+    ]
     assert _r13_order(findings) == ["outliers", "poor_calibration"]
     assert _r13_order(findings, harmless={"outliers"}) == ["poor_calibration", "outliers"]
 
 
 def test_findings_that_explain_each_other_or_share_a_layer_keep_the_score_order():
     # feature drift and prediction drift explain each other (same layer, both ways)
-    findings = [_r13_finding("feature_drift", "low", 0.8), _r13_finding("prediction_drift", "low", 0.95)]
+    findings = [
+        _r13_finding("feature_drift", "low", 0.8),
+        _r13_finding("prediction_drift", "low", 0.95),
+    ]
     assert _r13_order(findings) == ["prediction_drift", "feature_drift"]
     # an unrelated finding between them is not reordered either
-    findings = [_r13_finding("conflicting_labels", "low", 0.6), _r13_finding("fragile_predictions", "low", 0.8)]
+    findings = [
+        _r13_finding("conflicting_labels", "low", 0.6),
+        _r13_finding("fragile_predictions", "low", 0.8),
+    ]
     assert _r13_order(findings) == ["fragile_predictions", "conflicting_labels"]
 
 
@@ -74,3 +86,42 @@ def test_harmless_reads_the_rules_own_measurement():
 
     assert harmless([signal(False)]) == {"outliers"}
     assert harmless([signal(True)]) == set()
+
+
+# ---------------------------------------- outliers explain only a weak segment in their tail
+
+
+def _r13_outlier_artifact(weakest: str | None):
+    from tests.test_rules_data_split import artifact, failed, num
+
+    columns = [num("size", outlier_fraction=0.05, q50=4.3, q99=5000.0, max=6000.0)] + [
+        num(f"x{i}") for i in range(4)
+    ]
+    checks = []
+    if weakest is not None:
+        check = failed("Weak Segments Performance", suite="model_evaluation")
+        checks.append(check.model_copy(update={"details": {"weakest_segment": weakest}}))
+    return artifact(columns, checks=checks)
+
+
+def test_outliers_explain_a_weak_segment_in_the_tail_of_their_column():
+    from deepfix_agents.rules import RULES
+
+    outliers = RULES.get("outliers")()
+    tail = _r13_outlier_artifact("size in (120.5, inf)")
+    assert "weak_segment" in outliers.explains_for(tail)
+    low_tail = _r13_outlier_artifact("x1 in (-inf, 0.3) and size in (-inf, 1.0)")
+    assert "weak_segment" in outliers.explains_for(low_tail)
+
+
+def test_outliers_do_not_explain_a_weak_segment_in_the_bulk_or_on_other_columns():
+    from deepfix_agents.rules import RULES
+
+    outliers = RULES.get("outliers")()
+    bulk = _r13_outlier_artifact("size in (4.65, 5.15)")
+    assert "weak_segment" not in outliers.explains_for(bulk)
+    other = _r13_outlier_artifact("x1 in (0.5, inf)")
+    assert "weak_segment" not in outliers.explains_for(other)
+    # a segment that is not read as numeric intervals (or none at all): as before
+    assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact("color in ['red']"))
+    assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact(None))
