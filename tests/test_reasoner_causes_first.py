@@ -125,3 +125,54 @@ def test_outliers_do_not_explain_a_weak_segment_in_the_bulk_or_on_other_columns(
     # a segment that is not read as numeric intervals (or none at all): as before
     assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact("color in ['red']"))
     assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact(None))
+
+
+# ------------------------------------ localised fragility explains the train/test gap it causes
+
+
+def _r13_fragile_artifact(flip_rates: list[float]):
+    from tests.test_rules_data_split import artifact
+
+    from mlflow_deepfix.schemas import FeatureFragility, RobustnessSummary
+
+    robustness = RobustnessSummary(
+        n_rows=300,
+        metric="accuracy",
+        flip_rate=0.3,
+        score_drop=0.2,
+        features=[
+            FeatureFragility(
+                feature=f"x{i}", kind="numeric", perturbation="noise of 5% of its spread",
+                flip_rate=rate,
+            )
+            for i, rate in enumerate(flip_rates)
+        ],
+    )
+    return artifact().model_copy(update={"robustness": robustness})
+
+
+def test_fragility_in_one_input_absorbs_the_overfitting_it_causes():
+    from deepfix_agents.reasoner import explain_symptoms
+
+    art = _r13_fragile_artifact([0.45, 0.02, 0.01, 0.0, 0.0])
+    findings = [
+        _r13_finding("overfitting", "high", 0.88),
+        _r13_finding("fragile_predictions", "medium", 0.6),
+    ]
+    named = {"fragile_predictions": ("x0",)}
+    out = explain_symptoms(findings, art, named)
+    assert [f.category for f in out] == ["fragile_predictions"]
+    assert out[0].severity == "high"  # the consequence the user suffers
+
+
+def test_fragility_everywhere_does_not_absorb_overfitting():
+    from deepfix_agents.reasoner import explain_symptoms
+
+    art = _r13_fragile_artifact([0.45, 0.4, 0.3, 0.3, 0.2])
+    findings = [
+        _r13_finding("overfitting", "high", 0.88),
+        _r13_finding("fragile_predictions", "medium", 0.6),
+    ]
+    out = explain_symptoms(findings, art, {})
+    # the model is rough everywhere: overfitting is the cause and absorbs the fragility
+    assert [f.category for f in out] == ["overfitting"]
