@@ -385,9 +385,12 @@ class Outliers(Rule):
 def segment_in_tail(artifact, extreme: set[str]) -> bool | None:
     """Whether Deepchecks' weakest segment is one tail of a column with outliers (an
     interval open towards that tail, beyond the column's training median): the rows
-    outliers can make weak. None when the segment is not known as numeric intervals."""
+    outliers can make weak. None when the segment is not known as numeric intervals (or
+    the check did not flag it: the weak segment then comes from elsewhere)."""
     check = artifact.check("Weak Segments Performance")
-    text = (check.details or {}).get("weakest_segment") if check is not None else None
+    if check is None or check.outcome != "not_passed":
+        return None
+    text = (check.details or {}).get("weakest_segment")
     if not isinstance(text, str) or not text.strip():
         return None
     train = artifact.dataset.train
