@@ -22,7 +22,9 @@
    evidence is folded into the most urgent of them (it names the cause); otherwise the
    underfitting finding stands and says whether the labels look unrelated to the
    features.
-4. **Rank** with :mod:`deepfix_agents.scoring`.
+4. **Rank** with :mod:`deepfix_agents.scoring`, then causes first: a finding at the same
+   severity as a downstream symptom it explains (but was too weak to absorb) is put
+   ahead of it, unless its own measurement showed it harmless (:func:`causes_first`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import logging
 from collections import defaultdict
 
 from deepfix_agents.rules import RULES
-from deepfix_agents.scoring import combine_confidence, rank, rank_key
+from deepfix_agents.scoring import LAYER_ORDER, combine_confidence, rank, rank_key
 from deepfix_agents.signals import Signal
 from mlflow_deepfix.schemas import (
     CATEGORIES,
@@ -191,7 +193,67 @@ def _dedupe(evidence: list[Evidence]) -> list[Evidence]:
     return unique
 
 
+def causes_first(
+    findings: list[Finding],
+    artifact: ArtifactData | None = None,
+    named: dict[str, tuple[str, ...]] | None = None,
+    harmless: set[str] | None = None,
+) -> list[Finding]:
+    """Rank (see :func:`deepfix_agents.scoring.rank`), then put a cause ahead of a
+    downstream symptom it explains when both have the same severity (module docstring,
+    step 4).
+
+    A cause below ``medium`` does not absorb its symptoms, so both stand (the low cause
+    is too weakly measured to swallow a finding); at the same measured harm the order
+    should still follow the debugging ladder and name the upstream cause (a test period
+    mixed into training) before the model-level consequence it explains (a train/test
+    gap), instead of letting the symptom's surer statistic win by a few hundredths of
+    confidence. Only when: the cause sits in an earlier layer (data before split before
+    model), it explains the symptom one way (feature and prediction drift explain each
+    other: no reorder), its own measurement did not show it harmless to this model
+    (``harmless``: e.g. outlier rows predicted as well as the rest explain nothing), and a
+    localised symptom is :func:`linked` to it."""
+    order = rank(findings)
+    explained = {
+        f.category: (RULES.get(f.category).explains if artifact is None
+                     else RULES.get(f.category)().explains_for(artifact))
+        for f in order
+    }
+
+    def ahead(cause: Finding, symptom: Finding) -> bool:
+        return (
+            cause.severity == symptom.severity
+            and LAYER_ORDER[cause.layer] < LAYER_ORDER[symptom.layer]
+            and cause.category not in (harmless or ())
+            and symptom.category in explained[cause.category]
+            and cause.category not in explained[symptom.category]
+            and linked(cause.category, symptom.category, named)
+        )
+
+    for _ in range(len(order) ** 2):  # bounded; each move is one cause up past a symptom
+        move = next(
+            ((i, j) for i in range(len(order)) for j in range(i + 1, len(order))
+             if ahead(order[j], order[i])),
+            None,
+        )
+        if move is None:
+            break
+        i, j = move
+        order.insert(i, order.pop(j))
+    return [f.model_copy(update={"rank": i}) for i, f in enumerate(order, start=1)]
+
+
 def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     """Aggregate, explain and rank: the full reasoner."""
-    findings = explain_symptoms(hypotheses(signals, artifact), artifact, subjects(signals, artifact))
-    return rank(guard_chance(findings, artifact))
+    named = subjects(signals, artifact)
+    findings = explain_symptoms(hypotheses(signals, artifact), artifact, named)
+    return causes_first(guard_chance(findings, artifact), artifact, named, harmless(signals))
+
+
+def harmless(signals: list[Signal]) -> set[str]:
+    """The categories whose own measurement showed no harm to this model
+    (``Rule.measured_harmless``)."""
+    grouped: dict[str, list[Signal]] = defaultdict(list)
+    for signal in signals:
+        grouped[signal.category].append(signal)
+    return {c for c, g in grouped.items() if c in RULES and RULES.get(c)().measured_harmless(g)}

@@ -99,6 +99,18 @@ class FragilePredictions(Rule):
         "predictions move, but not away from the truth."
     )
     explains = ()
+    #: when the fragility sits in a few named inputs (see :meth:`subjects`), the model
+    #: has fitted arbitrary detail of those inputs (the order of a code read as a
+    #: number): the train/test gap is that memorisation, one cause with one fix
+    LOCALISED_EXPLAINS = ("overfitting",)
+
+    def explains_for(self, artifact):
+        """A train/test gap when the fragility is localised to a minority of the inputs;
+        nothing when the model is rough everywhere (then overfitting is the cause and
+        names no input, see ``Rule.subjects``)."""
+        if self.subjects((), artifact):
+            return self.LOCALISED_EXPLAINS
+        return self.explains
 
     def detect_model(self, artifact):
         summary = artifact.robustness

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
@@ -31,6 +34,8 @@ HARMLESS_CAP = 0.35
 NOISE_UNITS = 2.0
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
+#: one condition of Deepchecks' weakest segment: "<feature> in (<low>, <high>)"
+_INTERVAL = re.compile(r"(?P<feature>.+) in \((?P<low>[^,()]+), (?P<high>[^,()]+)\)")
 
 
 def extremeness(column) -> float | None:
@@ -265,7 +270,10 @@ class Outliers(Rule):
 
     def explains_for(self, artifact):
         """Extreme values move a column's mean, so they explain drift *of their own
-        columns*; a large shift of a column without outliers is an independent bug."""
+        columns*; a large shift of a column without outliers is an independent bug.
+        Likewise they explain a weak segment only when the segment holds them: one tail
+        of a column that has outliers (see :func:`segment_in_tail`); a weak segment in
+        the bulk of the values, or on other columns, is another bug."""
         from deepfix_agents.rules.prediction_drift import large_feature_shifts
 
         extreme = {
@@ -275,9 +283,12 @@ class Outliers(Rule):
             for c in split.columns
             if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
         }
+        dropped = set()
         if any(name not in extreme for name in large_feature_shifts(artifact)):
-            return tuple(c for c in self.explains if c != "feature_drift")
-        return self.explains
+            dropped.add("feature_drift")
+        if segment_in_tail(artifact, extreme) is False:
+            dropped.add("weak_segment")
+        return tuple(c for c in self.explains if c not in dropped)
 
     def measured_harmless(self, signals):
         measured = [s for s in signals if s.source == "intervention"]
@@ -369,3 +380,36 @@ class Outliers(Rule):
             "codes rather than rare real cases. They distort scaling and pull linear or "
             "distance-based models towards themselves, so predictions for ordinary rows get worse."
         )
+
+
+def segment_in_tail(artifact, extreme: set[str]) -> bool | None:
+    """Whether Deepchecks' weakest segment is one tail of a column with outliers (an
+    interval open towards that tail, beyond the column's training median): the rows
+    outliers can make weak. None when the segment is not known as numeric intervals (or
+    the check did not flag it: the weak segment then comes from elsewhere)."""
+    check = artifact.check("Weak Segments Performance")
+    if check is None or check.outcome != "not_passed":
+        return None
+    text = (check.details or {}).get("weakest_segment")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    train = artifact.dataset.train
+    intervals = []
+    for part in text.split(" and "):
+        found = _INTERVAL.fullmatch(part.strip())
+        if found is None:
+            return None
+        try:
+            low, high = float(found["low"]), float(found["high"])
+        except ValueError:
+            return None
+        intervals.append((found["feature"].strip(), low, high))
+    for feature, low, high in intervals:
+        column = train.column(feature) if train is not None else None
+        if feature not in extreme or column is None or column.q50 is None:
+            continue
+        if (math.isinf(high) and high > 0 and low > column.q50) or (
+            math.isinf(low) and low < 0 and high < column.q50
+        ):
+            return True
+    return False
