@@ -8,8 +8,8 @@ coefficients (``calibration_v<N>.json``), never a pickle.
 
 What it changes: each finding's ``confidence`` (the predicted probability), its
 ``severity`` (demoted to ``low`` below the fitted ``medium_threshold``) and the order
-(by probability). What it never changes: evidence, titles, explanations and fixes
-stay the rules'.
+(by severity, then probability). What it never changes: evidence, titles,
+explanations and fixes stay the rules'.
 
 It is **on by default** (``evaluator_config["deepfix"]["calibration"] = False`` leaves
 the rules' own confidence, severity and order): on datasets it never saw it ranks the
@@ -194,7 +194,11 @@ def calibrated_severity(
 
 
 def apply_calibration(rows: list[dict[str, Any]], calibration: Calibration) -> list[dict[str, Any]]:
-    """Calibrated copies of finding rows, re-ranked by probability (stable on ties)."""
+    """Calibrated copies of finding rows, re-ranked by severity (after demotion), then
+    probability, then the rules' rank. Severity is measured harm and stays the first
+    key: the probability says how likely a finding is a root cause, which orders
+    findings of equal harm (ordering by probability alone let a corpus-wide category
+    prior put a medium finding above a critical one)."""
     out = []
     for row in rows:
         p = calibration.probability(row)
@@ -203,7 +207,7 @@ def apply_calibration(rows: list[dict[str, Any]], calibration: Calibration) -> l
                                                     calibration.medium_threshold,
                                                     guarded=bool(row.get("guarded"))),
                     "confidence": round(p, 4)})
-    out.sort(key=lambda r: (-r["probability"], r["rank"]))
+    out.sort(key=lambda r: (-severity_level(r["severity"]), -r["probability"], r["rank"]))
     return [{**r, "rank": i} for i, r in enumerate(out, start=1)]
 
 
