@@ -559,6 +559,41 @@ def test_spurious_correlation_needs_a_significant_break_and_discounts_drift():
     assert finding.layer == "split" and "not ordinary drift" in finding.explanation
 
 
+def _calib13_shortcut_and_ece(shifted: bool) -> ArtifactData:
+    """A broken shortcut (association 0.5 in training, 0 in evaluation) and an ECE of
+    0.3 on 1000 test rows; with ``shifted`` the model also predicts the rare class for
+    a third of the rows, on train as on test (class weights: a shifted prior)."""
+    from mlflow_deepfix.schemas import PerformanceSummary
+
+    shares = {"0": 0.9, "1": 0.1}
+    predicted = {"0": 0.67, "1": 0.33} if shifted else shares
+    perf = PerformanceSummary(metric="accuracy", test_score=0.7, train_score=0.9,
+                              calibration_error=0.3, calibration_noise=0.03,
+                              prediction_distribution=predicted,
+                              train_prediction_distribution=predicted)
+    train = SplitStats(name="train", n_rows=1000, n_columns=3, label_distribution=shares)
+    test = SplitStats(name="test", n_rows=1000, n_columns=3, label_distribution=shares)
+    return ArtifactData(task="binary_classification", performance=perf,
+                        dataset=DatasetSummary(target="label", train=train, test=test),
+                        spurious=_shift(-0.3, 0.0))
+
+
+def test_calib13_a_broken_shortcut_explains_the_calibration_error_not_a_shifted_prior():
+    # the shortcut holds in training and not in evaluation: the model is confidently
+    # wrong on test because of it, so the calibration error is its symptom
+    broken = _calib13_shortcut_and_ece(shifted=False)
+    findings = reason(_signals(broken), broken)
+    categories = [f.category for f in findings]
+    assert "spurious_correlation" in categories and "poor_calibration" not in categories
+    cause = next(f for f in findings if f.category == "spurious_correlation")
+    assert any(e.detail.startswith("symptom (poor_calibration)") for e in cause.evidence)
+    # a class predicted three times as often as it occurs on the training rows too: a
+    # shifted prior, which a shortcut that holds in training cannot produce
+    shifted = _calib13_shortcut_and_ece(shifted=True)
+    categories = [f.category for f in reason(_signals(shifted), shifted)]
+    assert "spurious_correlation" in categories and "poor_calibration" in categories
+
+
 def _spread_fragility(rates):
     """Per-input flip rates ``{feature: rate}``, most fragile first."""
     items = sorted(rates.items(), key=lambda kv: -kv[1])

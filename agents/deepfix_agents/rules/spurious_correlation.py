@@ -91,7 +91,25 @@ class SpuriousCorrelation(Rule):
         "0.15 -> 0.5, 0.25 -> 0.7, 0.4 -> 0.85 (regression: mean change in target SDs, "
         "0.05 -> 0, 0.1 -> 0.3, 0.2 -> 0.5, 0.35 -> 0.7, 0.5 -> 0.85)."
     )
-    explains = ("overfitting", "weak_segment", "underfitting", "prediction_drift")
+    explains = (
+        "overfitting",
+        "weak_segment",
+        "underfitting",
+        "prediction_drift",
+        "poor_calibration",
+    )
+
+    def explains_for(self, artifact):
+        """A shortcut that holds in training and breaks in evaluation makes the model
+        confidently wrong there: the calibration error is its symptom. Not a shifted
+        prior (a class predicted far more often than it occurs on the model's own
+        training rows too, where the shortcut still holds): class weights or resampling
+        do that, a global cause of its own."""
+        from deepfix_agents.rules.poor_calibration import prior_shift
+
+        if prior_shift(artifact) is not None:
+            return tuple(c for c in self.explains if c != "poor_calibration")
+        return self.explains
 
     def detect_model(self, artifact):
         summary = artifact.spurious
