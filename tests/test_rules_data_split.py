@@ -676,6 +676,23 @@ def test_few_training_rows_per_feature():
     assert found is None  # 20 rows per feature is fine
 
 
+def test_few_training_rows_per_feature_alone_stay_low():
+    """49 training rows for 33 features with a proportionate test split: a risk of
+    overfitting, not a measured harm (the overfitting rule measures what it costs), so
+    it stays below medium and neither outranks nor absorbs an overfitting finding."""
+    features = [num(f"x{i}", 49) for i in range(33)]
+    found = finding(
+        "split_size_mismatch",
+        artifact(features, [num(c.name, 54) for c in features], n_train=49, n_test=54),
+    )
+    assert found["severity"] == "low" and "rows per feature" in found["title"]
+    found = finding(
+        "split_size_mismatch",
+        artifact(features, [num(c.name, 540) for c in features], n_train=49, n_test=540),
+    )
+    assert found["severity"] in ("high", "critical")  # the split is swapped: that is harm
+
+
 def test_datasets_size_comparison_check_uses_sizes():
     check = failed(
         "Datasets Size Comparison",
