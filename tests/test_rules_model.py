@@ -627,6 +627,41 @@ def test_overfitting_lag_is_tested_on_the_raw_scores():
     assert "within noise" not in signals[0].evidence.detail
 
 
+def _fit13_small_split(train_score, test_score, best_score, noise, n_test=45):
+    """A multiclass-sized small test split: the model's F1 on train and test, a tree
+    baseline's test score, and the chance-level noise of the test score."""
+    perf = modified(HEALTHY_PERF, train_score=train_score, test_score=test_score)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.19, test_score=0.17),
+        BaselineResult(name="tree", metric="f1_macro", cv_score=0.75, test_score=best_score),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_train=42, n_test=n_test)
+    return _with_chance_noise(data, noise)
+
+
+def test_overfitting_memorising_model_behind_a_baseline_on_a_small_split():
+    """Train F1 1.00, test 0.86 on 45 rows, a depth-limited tree 1.00 on the same rows
+    (two standard errors are 0.138): the gap is within the worst-case margin of 45 rows,
+    but the lag behind the tree is measured beyond noise, and a model that fits its
+    training rows perfectly while giving 0.14 away is harmed by its memorisation."""
+    severity, _, signals = assess("overfitting", _fit13_small_split(1.0, 0.86, 1.0, 0.069))
+    assert severity == "medium"
+    assert "within noise" not in signals[0].evidence.detail
+    # the same lag within noise is no measured harm
+    assert assess("overfitting", _fit13_small_split(1.0, 0.86, 1.0, 0.08))[0] in HEALTHY
+    # and a model that does not memorise its training rows is not overfitting
+    assert assess("overfitting", _fit13_small_split(0.88, 0.74, 0.88, 0.069))[0] in HEALTHY
+
+
+def test_overfitting_lag_far_beyond_noise_is_sure_on_a_small_split():
+    """On 45 test rows a lag of three standard errors or more is no longer uncertain: the
+    finding keeps the confidence of a large split."""
+    rule = RULES.get("overfitting")()
+    (near,) = rule.detect("model", _fit13_small_split(1.0, 0.86, 1.0, 0.069))
+    (far,) = rule.detect("model", _fit13_small_split(1.0, 0.6, 1.0, 0.069))
+    assert near.confidence < far.confidence == 0.85
+
+
 def test_overfitting_deepchecks_is_capped_by_our_own_score():
     perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
     data = artifact(performance=perf, checks=[check("Train Test Performance", value=0.6)])

@@ -23,6 +23,16 @@ LAG_FACTOR = ((0.0, 0.4), (0.05, 1.0))
 #: a lag within this many standard errors of the test score is no measured harm: two
 #: models scored on the same rows of a small test split differ by that much by chance
 LAG_NOISE_UNITS = 2.0
+#: a lag behind the best baseline beyond this many standard errors is certain even on a
+#: small test split (no confidence discount for the split's size)
+SURE_LAG_UNITS = 3.0
+#: test score given away to the best simple baseline, once beyond ``LAG_NOISE_UNITS``
+#: standard errors, by a model that memorises its training rows (training score at least
+#: ``MEMORISED``) -> score: the measured harm of the memorisation. A floor under the gap
+#: score, which a noise margin sized for the worst case shrinks on small test splits
+LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
+#: a training score this close to perfect is memorisation, not learning (F1 / R2)
+MEMORISED = 0.97
 #: without baselines we cannot tell harmful from benign memorisation
 NO_BASELINE_FACTOR = 0.8
 #: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
@@ -107,15 +117,17 @@ def _own(artifact) -> dict | None:
         # zero lags clearly even though both clip to similar values)
         within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
         factor = interp(0.0 if within_noise else lag, LAG_FACTOR)
+        memorises = _clip(train) >= MEMORISED
+        lag_harm = 0.0 if within_noise or not memorises else interp(lag, LAG_HARM_SCORE)
     else:
-        lag, factor, within_noise = None, NO_BASELINE_FACTOR, False
+        lag, factor, within_noise, lag_harm = None, NO_BASELINE_FACTOR, False, 0.0
     return {
         "train_score": train,
         "test_score": test,
         "gap": gap,
         "shift": shift,
         "metric": performance.metric or "score",
-        "score": score * factor,
+        "score": max(score * factor, lag_harm),
         "lag": lag,
         "lag_noise": noise,
         "lag_within_noise": within_noise,
@@ -161,7 +173,12 @@ class Overfitting(Rule):
         "the test score (benign memorisation; the standard error is the chance-level "
         "measurement's noise, else 0.5/sqrt(n_test), and the raw scores are compared with "
         "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; x0.8 "
-        "without baselines. Deepchecks Train Test Performance "
+        "without baselines. A model that memorises its training rows (training score >= "
+        "0.97) and lags the best baseline beyond those 2 standard errors scores at least "
+        "its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8 (the gap's worst-case "
+        "margin shrinks it on small test splits; the lag is the measured harm). Confidence "
+        "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
+        "errors. Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
         "own score + 0.05 when we have one. Training history (epochs): the validation "
@@ -193,7 +210,13 @@ class Overfitting(Rule):
                 )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
-        small = artifact.dataset.test.n_rows < 100
+        # a small test split makes the gap uncertain, unless the model lags the best
+        # baseline by many standard errors of its test score: then the noise is measured
+        # and the harm stands beyond it
+        small = artifact.dataset.test.n_rows < 100 and not (
+            own["best_score"] is not None
+            and own["best_score"] - own["test_score"] > SURE_LAG_UNITS * own["lag_noise"]
+        )
         yield self.signal(
             "model",
             score=own["score"],
