@@ -979,6 +979,19 @@ def test_weak_segment_regression_category_within_noise_stays_low():
     assert severity in HEALTHY
 
 
+def test_weak_segment_small_regression_category_counts_only_when_significant():
+    """A site of 16 rows out of 91 (a small test split): with absolute errors 75% above
+    the rest and a narrow spread the excess is significant (z > 3) and counts; with the
+    spread of heavy tails the same means are noise, and a segment this small gives no
+    finding at all (the damped reading needs at least 30 rows)."""
+    sure = _regression_segment(0.226, n_seg=16, n_test=91, rest_mae=0.106, rmse=0.157)
+    severity, title, signals = assess("weak_segment", sure)
+    assert severity in ("medium", "high", "critical")
+    assert "site = 'd'" in title and max(s.facts.get("z", 0) for s in signals) >= 3
+    noisy = _regression_segment(0.226, n_seg=16, n_test=91, rest_mae=0.106, rmse=0.4)
+    assert not list(RULES.get("weak_segment")().detect("model", noisy))
+
+
 # --------------------------------------------------------------------------- preprocessing_mismatch
 
 

@@ -30,6 +30,10 @@ UNKNOWN_SIZE = 0.6
 UNKNOWN_SIZE_CAP = 0.39
 #: regression errors (RMSE) vary more across segments than accuracy does
 REGRESSION_DAMPING = 0.6
+#: a segment of fewer test rows (a category of a small test split) counts only when its
+#: excess error is significant (``MIN_Z``): the damped drop of a regression segment is
+#: noise at that size
+SMALL_SEGMENT_ROWS = 30
 
 _MESSAGE = re.compile(
     r"segment with (?P<metric>.+?) of (?P<weak>-?[\d.]+(?:e-?\d+)?) in comparison to an average "
@@ -173,7 +177,8 @@ class WeakSegment(Rule):
         "standard errors above the other rows'; regression uses mean absolute error with "
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
-        "RMSE and MAE), (segment - other rows) / segment undamped."
+        "RMSE and MAE), (segment - other rows) / segment undamped. A category of fewer than 30 "
+        "test rows counts only when significant (>= 3 standard errors)."
     )
     checks = ("Weak Segments Performance",)
 
@@ -232,17 +237,18 @@ class WeakSegment(Rule):
                     "metric": "mean absolute error",
                     "drop": (seg.error - seg.overall_error) / seg.error,
                 }
-                if spread:
-                    z = _z_abs_error(seg, n_test, spread)
-                    if z >= MIN_Z:
-                        # clearly beyond noise: the segment's excess error over the
-                        # other rows counts in full (no damping for the spread of
-                        # regression errors across segments: it is measured)
-                        rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(
-                            n_test - seg.n_rows, 1
-                        )
-                        significant = (seg.error - rest) / seg.error
-                        segment.update(z=round(z, 2), rest=rest)
+                z = _z_abs_error(seg, n_test, spread) if spread else 0.0
+                if seg.n_rows < SMALL_SEGMENT_ROWS and z < MIN_Z:
+                    continue
+                if z >= MIN_Z:
+                    # clearly beyond noise: the segment's excess error over the other
+                    # rows counts in full (no damping for the spread of regression
+                    # errors across segments: it is measured)
+                    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(
+                        n_test - seg.n_rows, 1
+                    )
+                    significant = (seg.error - rest) / seg.error
+                    segment.update(z=round(z, 2), rest=rest)
             else:
                 avg, weak = 1.0 - seg.overall_error, 1.0 - seg.error
                 if avg <= 0:
