@@ -57,7 +57,7 @@ def stage1(cache: Path, only: list[str] | None = None) -> None:
         print(f"{scenario.id} {record['seconds']}s {record.get('error', '')}", flush=True)
 
 
-def score(cache: Path, verbose: bool) -> int:
+def score(cache: Path, verbose: bool, calibration: bool = True) -> int:
     from deepfix_agents import diagnose_with_rules
 
     from mlflow_deepfix.schemas import ArtifactData
@@ -68,7 +68,8 @@ def score(cache: Path, verbose: bool) -> int:
         if "artifact" not in record:
             errors += 1
             continue
-        findings = diagnose_with_rules(ArtifactData.model_validate(record["artifact"])).findings
+        findings = diagnose_with_rules(ArtifactData.model_validate(record["artifact"]),
+                                       calibration=calibration).findings
         cats = list(dict.fromkeys(f.category for f in findings))
         loud = [f"{f.category}:{f.severity}" for f in findings
                 if f.severity in ("critical", "high", "medium")]
@@ -83,7 +84,7 @@ def score(cache: Path, verbose: bool) -> int:
         hits += ok
         if not ok and verbose:
             print(f"MISS {record['id']}: got {cats[:4]}")
-    print(f"scenario library (cached artifacts): top-1 {hits}/{total} = {hits / max(total, 1):.3f};"
+    print(f"scenario library (cached artifacts, {'calibrated' if calibration else 'rules only'}): top-1 {hits}/{total} = {hits / max(total, 1):.3f};"
           f" clean controls with medium+ {alarms}/{clean}; not testable here {errors}")
     return 0
 
@@ -95,11 +96,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where stage 1 caches the scenario artifacts")
     parser.add_argument("-q", "--quiet", action="store_true")
     parser.add_argument("--only", action="append", help="stage1: ids containing this only")
+    parser.add_argument("--rules-only", action="store_true",
+                        help="score: the rules without the learned calibration (the "
+                             "evaluator's default has it on)")
     args = parser.parse_args(argv)
     if args.command == "stage1":
         stage1(Path(args.cache), args.only)
         return 0
-    return score(Path(args.cache), not args.quiet)
+    return score(Path(args.cache), not args.quiet, calibration=not args.rules_only)
 
 
 if __name__ == "__main__":
