@@ -1095,6 +1095,34 @@ def test_preprocessing_mismatch_scaled_train_raw_test_is_critical_and_explains_d
     assert "feature_drift" not in [f.category for f in findings]
 
 
+#: scales within 10x of each other, but in raw units: every mean sits 4+ stds from 0
+_DRIFT14_RAW_NEAR_SCALES = [
+    col("a", 5.8, 0.85),
+    col("b", 3.0, 0.45),
+    col("c", 3.7, 1.8),
+    col("d", 29.0, 3.9),
+]
+
+
+def test_preprocessing_mismatch_raw_units_within_10x_with_collapse_is_found():
+    """A model fitted behind a scaler that was left out collapses even when the raw
+    scales differ less than 10x: the raw values sit many stds away from the 0 the model
+    learned around. The offset alone (a healthy model) is no finding, and centred
+    features of such scales explain no collapse."""
+    perf = modified(HEALTHY_PERF, test_score=0.2, train_score=0.2,
+                    prediction_distribution={"0": 1.0})
+    cols = _DRIFT14_RAW_NEAR_SCALES
+    data = artifact(train_cols=cols, test_cols=cols, model=_svc(), performance=perf)
+    severity, title, signals = assess("preprocessing_mismatch", data)
+    assert severity in ("medium", "high")
+    assert "raw units" in signals[0].evidence.detail
+    healthy = artifact(train_cols=cols, test_cols=cols, model=_svc())
+    assert assess("preprocessing_mismatch", healthy)[0] == "info"
+    centred = [col(c.name, 0.0, c.std) for c in cols]
+    data = artifact(train_cols=centred, test_cols=centred, model=_svc(), performance=perf)
+    assert assess("preprocessing_mismatch", data)[0] == "info"
+
+
 # --------------------------------------------------------------------------- wrong_task_type
 
 
