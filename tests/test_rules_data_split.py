@@ -945,3 +945,22 @@ def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
         test_kw={"duplicate_fraction": 0.162}, checks=[failed("Data Duplicates", 0.162)],
     )
     assert at_most(severity_of("duplicate_samples", art), "low")
+
+
+def test_drift14_label_drift_ks_confidence_follows_its_significance():
+    """Deepchecks' KS label drift of 0.18 is far beyond chance between 840 and 252 rows
+    (D*sqrt(nm/(n+m)) ~ 2.5, p < 0.001) but not between 60 and 20 (~0.7): the same
+    distance is surer on the larger splits; the score (the drift's size) is the same."""
+    def drift_signal(n_train, n_test):
+        columns = [num(f"x{i}") for i in range(3)]
+        check = failed("Label Drift", 0.18, suite="train_test_validation")
+        check = check.model_copy(update={"details": {"method": "Kolmogorov-Smirnov"}})
+        art = artifact(columns, columns, n_train=n_train, n_test=n_test, task="regression",
+                       checks=[check])
+        (signal,) = RULES.get("label_drift")().detect("deepchecks", art)
+        return signal
+
+    large, small = drift_signal(840, 252), drift_signal(60, 20)
+    assert large.score == small.score
+    assert small.confidence == 0.75
+    assert large.confidence > 0.85

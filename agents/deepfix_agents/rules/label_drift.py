@@ -12,6 +12,10 @@ TVD_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.45), (0.25, 0.7), (0.4, 0.9))
 DRIFT_SCORE = ((0.1, 0.0), (0.15, 0.25), (0.25, 0.5), (0.4, 0.75), (0.6, 0.9))
 
 
+#: Kolmogorov-Smirnov D * sqrt(n m / (n + m)) (1.36 at p = 0.05, 1.95 at p = 0.001) ->
+#: confidence of Deepchecks' label drift signal
+KS_LAMBDA_CONFIDENCE = ((1.36, 0.75), (1.95, 0.85), (3.0, 0.95))
+
 #: regression: the test target's mean moved by this many training standard deviations
 #: (Cohen's small / medium / large effects) -> score, once it is beyond noise
 MEAN_SHIFT_SCORE = ((0.2, 0.25), (0.35, 0.45), (0.5, 0.6), (0.8, 0.8))
@@ -197,7 +201,24 @@ class LabelDrift(PeriodDriftHarm, Rule):
             return
         score = interp(check.value, DRIFT_SCORE)
         if check.outcome == "not_passed" and score > 0:
-            yield self.check_signal(check, score=score, confidence=0.75, drift=check.value)
+            yield self.check_signal(check, score=score, confidence=self._ks_confidence(
+                check, artifact), drift=check.value)
+
+    @staticmethod
+    def _ks_confidence(check, artifact) -> float:
+        """0.75; for a Kolmogorov-Smirnov statistic, raised with its significance at
+        these split sizes: D * sqrt(n m / (n + m)) is about 1.95 at p = 0.001, so a
+        distance far beyond what two random draws of one population show (that is,
+        an unrepresentative split) is surer than the same distance on a few rows."""
+        train = artifact.dataset.train
+        method = str((check.details or {}).get("method", ""))
+        if train is None or "kolmogorov" not in method.lower():
+            return 0.75
+        n, m = train.n_rows, artifact.dataset.test.n_rows
+        if n < 1 or m < 1:
+            return 0.75
+        lam = check.value * (n * m / (n + m)) ** 0.5
+        return interp(lam, KS_LAMBDA_CONFIDENCE)
 
     def title(self, signals, artifact):
         label = self.fact(signals, "label")
