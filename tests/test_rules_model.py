@@ -1123,6 +1123,34 @@ def test_preprocessing_mismatch_raw_units_within_10x_with_collapse_is_found():
     assert assess("preprocessing_mismatch", data)[0] == "info"
 
 
+def _drift14_uninverted(score_after, ladder):
+    """A regressor served without expm1 whose predictions score ``score_after`` once
+    inverted (R² -0.09 as served, noise 0.06), the ladder's best rung ``ladder``."""
+    perf = PerformanceSummary(metric="r2", train_score=-0.04, test_score=-0.09)
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", test_score=0.0),
+        BaselineResult(name="tree", metric="r2", test_score=ladder),
+    ]
+    measured = Intervention(kind="invert_target_transform", category="preprocessing_mismatch",
+                            target="expm1", metric="r2", score_before=-0.09,
+                            score_after=score_after, noise=0.06, n_rows=360)
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    return data.model_copy(update={"interventions": [measured]})
+
+
+def test_preprocessing_mismatch_uninverted_log_target_on_weak_data_reaches_the_ladder():
+    """On data with little signal no model reaches R² 0.1: inverted predictions at
+    0.07 against a best rung of 0.125 (within 2 noise units) are the model working as
+    trained; below the ladder beyond noise they are not read as an un-inverted target."""
+    rule = RULES.get("preprocessing_mismatch")()
+    data = _drift14_uninverted(0.07, 0.125)
+    signals = list(rule.detect("intervention", data))
+    assert "expm1" in rule.title(signals, data)
+    assert assess_all("preprocessing_mismatch", data) == "critical"
+    assert assess_all("preprocessing_mismatch", _drift14_uninverted(0.07, 0.4)) == "info"
+    assert assess_all("preprocessing_mismatch", _drift14_uninverted(-0.01, -0.05)) == "info"
+
+
 # --------------------------------------------------------------------------- wrong_task_type
 
 
