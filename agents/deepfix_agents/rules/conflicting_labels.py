@@ -86,7 +86,7 @@ class ConflictingLabels(Rule):
         "1% -> 0, 3% -> 0.2, 8% -> 0.4, 15% -> 0.6, 30% -> 0.8, 50% -> 0.9. x0.8 in the test "
         "split; x0.5 when the features are so coarse that chance alone makes at least 5% of "
         "rows coincide (then conflicts reflect irreducible noise); with a regression target, "
-        "such natural conflicts count only beyond the share the other split's conflicts "
+        "conflicts (natural or not) count only beyond the share the other split's conflicts "
         "predict at this split's size (a continuous target makes every coincidence a "
         "conflict). Deepchecks' Conflicting "
         "Labels share corroborates through the same table."

@@ -225,10 +225,12 @@ class PreprocessingMismatch(Rule):
         "with damage, the larger of collapse (excess top-class share 0.15 -> 0.5, 0.3 -> 0.8;"
         " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85) and baseline shortfall (0.35 -> "
         "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
-        "x0.9, 3 -> x1; no damage is counted when the ladder's scaled linear rung scores no "
+        "x0.9, 3 -> x1 (scales within 10x: by how far the raw values sit from 0, largest "
+        "|mean|/std 3 -> x0.5, 6 -> x0.6, no bare risk); no damage is counted when the ladder's scaled linear rung scores no "
         "better than the model (within 0.5/sqrt(n_test)). Measured: regression predictions "
-        "whose R² after expm1 is >= 0.1 and beats the served R² by more than 2 noise units "
-        "are an un-inverted log target: 0.85."
+        "whose R² after expm1 beats the served R² by more than 2 noise units and is >= 0.1 "
+        "(or above 0 and within 2 noise units of the best baseline, on data with little "
+        "signal) are an un-inverted log target: 0.85."
     )
     explains = (
         "degenerate_predictions",
