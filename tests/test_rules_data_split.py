@@ -918,6 +918,23 @@ def test_regression_conflicts_the_other_split_predicts_are_not_a_finding():
     assert severity_of("conflicting_labels", art) == "medium"
 
 
+def test_drift14_regression_conflicts_are_calibrated_even_when_columns_look_fine():
+    """The columns' estimate of chance repeats is low (wide numeric columns), yet the
+    training split's 39% conflicts at 840 rows predict ~14% at 252 rows: 22% test
+    conflicts are then mostly chance, not a medium annotation problem (a shrunken test
+    split used to cross the natural-collision line and read them at full weight)."""
+    columns = [num(f"x{i}") for i in range(4)]
+    art = artifact(columns, columns, n_train=840, n_test=252, task="regression",
+                   train_kw={"conflicting_label_fraction": 0.392},
+                   test_kw={"conflicting_label_fraction": 0.218})
+    assert at_most(severity_of("conflicting_labels", art), "low")
+    # the training split's conflicts, with no reference in test, still count in full
+    art = artifact(columns, columns, n_train=840, n_test=252, task="regression",
+                   train_kw={"conflicting_label_fraction": 0.392},
+                   test_kw={"conflicting_label_fraction": 0.0})
+    assert not at_most(severity_of("conflicting_labels", art), "medium")
+
+
 def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
     """Deepchecks reports the worse split's share: 16% matches the test split, whose
     coarse features predict that many repeats by chance (the 40 training rows have none):
@@ -928,3 +945,22 @@ def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
         test_kw={"duplicate_fraction": 0.162}, checks=[failed("Data Duplicates", 0.162)],
     )
     assert at_most(severity_of("duplicate_samples", art), "low")
+
+
+def test_drift14_label_drift_ks_confidence_follows_its_significance():
+    """Deepchecks' KS label drift of 0.18 is far beyond chance between 840 and 252 rows
+    (D*sqrt(nm/(n+m)) ~ 2.5, p < 0.001) but not between 60 and 20 (~0.7): the same
+    distance is surer on the larger splits; the score (the drift's size) is the same."""
+    def drift_signal(n_train, n_test):
+        columns = [num(f"x{i}") for i in range(3)]
+        check = failed("Label Drift", 0.18, suite="train_test_validation")
+        check = check.model_copy(update={"details": {"method": "Kolmogorov-Smirnov"}})
+        art = artifact(columns, columns, n_train=n_train, n_test=n_test, task="regression",
+                       checks=[check])
+        (signal,) = RULES.get("label_drift")().detect("deepchecks", art)
+        return signal
+
+    large, small = drift_signal(840, 252), drift_signal(60, 20)
+    assert large.score == small.score
+    assert small.confidence == 0.75
+    assert large.confidence > 0.85

@@ -1095,6 +1095,62 @@ def test_preprocessing_mismatch_scaled_train_raw_test_is_critical_and_explains_d
     assert "feature_drift" not in [f.category for f in findings]
 
 
+#: scales within 10x of each other, but in raw units: every mean sits 4+ stds from 0
+_DRIFT14_RAW_NEAR_SCALES = [
+    col("a", 5.8, 0.85),
+    col("b", 3.0, 0.45),
+    col("c", 3.7, 1.8),
+    col("d", 29.0, 3.9),
+]
+
+
+def test_preprocessing_mismatch_raw_units_within_10x_with_collapse_is_found():
+    """A model fitted behind a scaler that was left out collapses even when the raw
+    scales differ less than 10x: the raw values sit many stds away from the 0 the model
+    learned around. The offset alone (a healthy model) is no finding, and centred
+    features of such scales explain no collapse."""
+    perf = modified(HEALTHY_PERF, test_score=0.2, train_score=0.2,
+                    prediction_distribution={"0": 1.0})
+    cols = _DRIFT14_RAW_NEAR_SCALES
+    data = artifact(train_cols=cols, test_cols=cols, model=_svc(), performance=perf)
+    severity, title, signals = assess("preprocessing_mismatch", data)
+    assert severity in ("medium", "high")
+    assert "raw units" in signals[0].evidence.detail
+    healthy = artifact(train_cols=cols, test_cols=cols, model=_svc())
+    assert assess("preprocessing_mismatch", healthy)[0] == "info"
+    centred = [col(c.name, 0.0, c.std) for c in cols]
+    data = artifact(train_cols=centred, test_cols=centred, model=_svc(), performance=perf)
+    assert assess("preprocessing_mismatch", data)[0] == "info"
+
+
+def _drift14_uninverted(score_after, ladder):
+    """A regressor served without expm1 whose predictions score ``score_after`` once
+    inverted (R² -0.09 as served, noise 0.06), the ladder's best rung ``ladder``."""
+    perf = PerformanceSummary(metric="r2", train_score=-0.04, test_score=-0.09)
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", test_score=0.0),
+        BaselineResult(name="tree", metric="r2", test_score=ladder),
+    ]
+    measured = Intervention(kind="invert_target_transform", category="preprocessing_mismatch",
+                            target="expm1", metric="r2", score_before=-0.09,
+                            score_after=score_after, noise=0.06, n_rows=360)
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    return data.model_copy(update={"interventions": [measured]})
+
+
+def test_preprocessing_mismatch_uninverted_log_target_on_weak_data_reaches_the_ladder():
+    """On data with little signal no model reaches R² 0.1: inverted predictions at
+    0.07 against a best rung of 0.125 (within 2 noise units) are the model working as
+    trained; below the ladder beyond noise they are not read as an un-inverted target."""
+    rule = RULES.get("preprocessing_mismatch")()
+    data = _drift14_uninverted(0.07, 0.125)
+    signals = list(rule.detect("intervention", data))
+    assert "expm1" in rule.title(signals, data)
+    assert assess_all("preprocessing_mismatch", data) == "critical"
+    assert assess_all("preprocessing_mismatch", _drift14_uninverted(0.07, 0.4)) == "info"
+    assert assess_all("preprocessing_mismatch", _drift14_uninverted(-0.01, -0.05)) == "info"
+
+
 # --------------------------------------------------------------------------- wrong_task_type
 
 

@@ -12,11 +12,19 @@ TVD_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.45), (0.25, 0.7), (0.4, 0.9))
 DRIFT_SCORE = ((0.1, 0.0), (0.15, 0.25), (0.25, 0.5), (0.4, 0.75), (0.6, 0.9))
 
 
+#: Kolmogorov-Smirnov D * sqrt(n m / (n + m)) (1.36 at p = 0.05, 1.95 at p = 0.001) ->
+#: confidence of Deepchecks' label drift signal
+KS_LAMBDA_CONFIDENCE = ((1.36, 0.75), (1.95, 0.85), (3.0, 0.95))
+
 #: regression: the test target's mean moved by this many training standard deviations
 #: (Cohen's small / medium / large effects) -> score, once it is beyond noise
 MEAN_SHIFT_SCORE = ((0.2, 0.25), (0.35, 0.45), (0.5, 0.6), (0.8, 0.8))
 #: ... beyond noise: the mean difference over its standard error
 MEAN_SHIFT_Z = 3.0
+#: how many standard errors of sampling noise the shift is (the moved class's share, or
+#: the target's mean) -> confidence: a shift far beyond what drawing the splits at random
+#: gives is surely an unrepresentative split (never below the rule's base confidence)
+SHIFT_Z_CONFIDENCE = ((3.0, 0.0), (6.0, 0.97))
 
 
 def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, float],
@@ -30,6 +38,23 @@ def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, flo
     if not (s1 and s1 > 0) or n_train < 2 or n_test < 2:
         return None
     return m2 - m1, ((s1 ** 2) / n_train + ((s2 or 0.0) ** 2) / n_test) ** 0.5
+
+
+def share_shift_z(train_share: float, n_train: int, test_share: float, n_test: int) -> float:
+    """The difference of one class's share between the splits over its standard error
+    under the null of one population (pooled share, both splits sampled)."""
+    if n_train < 1 or n_test < 1:
+        return 0.0
+    pooled = (train_share * n_train + test_share * n_test) / (n_train + n_test)
+    se = (pooled * (1.0 - pooled) * (1.0 / n_train + 1.0 / n_test)) ** 0.5
+    return abs(test_share - train_share) / se if se > 0 else 0.0
+
+
+def shift_confidence(base: float, z: float) -> float:
+    """``base``, raised towards 0.97 as the shift reaches 6 standard errors."""
+    if z <= SHIFT_Z_CONFIDENCE[0][0]:
+        return base
+    return max(base, base + (SHIFT_Z_CONFIDENCE[1][1] - base) * min((z - 3.0) / 3.0, 1.0))
 
 
 def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
@@ -114,10 +139,12 @@ class LabelDrift(PeriodDriftHarm, Rule):
         if score <= 0:
             return
         moved = max(set(train) | set(test), key=lambda k: (abs(train.get(k, 0) - test.get(k, 0)), k))
+        z = share_shift_z(train.get(moved, 0.0), dataset.train.n_rows, test.get(moved, 0.0),
+                          dataset.test.n_rows)
         yield self.signal(
             "dataset",
             score=score,
-            confidence=0.9,
+            confidence=shift_confidence(0.9, z),
             detail=(
                 f"class {moved!r} is {pct(train.get(moved, 0.0))} of train labels but "
                 f"{pct(test.get(moved, 0.0))} of test labels (total variation {distance:.2f})"
@@ -157,7 +184,7 @@ class LabelDrift(PeriodDriftHarm, Rule):
         yield self.signal(
             "dataset",
             score=score,
-            confidence=0.85,
+            confidence=shift_confidence(0.85, z),
             detail=(
                 f"the target's mean is {test['mean']:.4g} on test vs "
                 f"{train['mean']:.4g} on train; the model's predictions moved "
@@ -174,7 +201,24 @@ class LabelDrift(PeriodDriftHarm, Rule):
             return
         score = interp(check.value, DRIFT_SCORE)
         if check.outcome == "not_passed" and score > 0:
-            yield self.check_signal(check, score=score, confidence=0.75, drift=check.value)
+            yield self.check_signal(check, score=score, confidence=self._ks_confidence(
+                check, artifact), drift=check.value)
+
+    @staticmethod
+    def _ks_confidence(check, artifact) -> float:
+        """0.75; for a Kolmogorov-Smirnov statistic, raised with its significance at
+        these split sizes: D * sqrt(n m / (n + m)) is about 1.95 at p = 0.001, so a
+        distance far beyond what two random draws of one population show (that is,
+        an unrepresentative split) is surer than the same distance on a few rows."""
+        train = artifact.dataset.train
+        method = str((check.details or {}).get("method", ""))
+        if train is None or "kolmogorov" not in method.lower():
+            return 0.75
+        n, m = train.n_rows, artifact.dataset.test.n_rows
+        if n < 1 or m < 1:
+            return 0.75
+        lam = check.value * (n * m / (n + m)) ** 0.5
+        return interp(lam, KS_LAMBDA_CONFIDENCE)
 
     def title(self, signals, artifact):
         label = self.fact(signals, "label")
