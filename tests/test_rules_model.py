@@ -1537,3 +1537,39 @@ def test_label_drift_not_for_a_shift_the_predictions_follow_or_within_noise():
     assert assess("label_drift", _target_shift(0.03, 0.5))[0] == "info"
     # 0.1 SD on 30 test rows: within noise
     assert assess("label_drift", _target_shift(0.08, 0.03, n_test=30))[0] == "info"
+
+
+def _u14_one_class_at_chance(distribution):
+    """Three balanced classes; the model predicts ``distribution`` and scores at chance
+    (f1_macro 0.21 vs 0.18 +/- 0.023) while a linear baseline reaches 0.98."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.20, test_score=0.21,
+                    prediction_distribution=distribution)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.16, test_score=0.17),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.95, test_score=0.98),
+    ]
+    data = artifact(task="multiclass_classification", performance=perf, baselines=baselines,
+                    n_test=300)
+    test = data.dataset.test.model_copy(
+        update={"label_distribution": {"0": 1 / 3, "1": 1 / 3, "2": 1 / 3}})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.18,
+        score_after=0.21, noise=0.023, n_rows=300,
+    )
+    train = data.dataset.train.model_copy(
+        update={"label_distribution": {"0": 1 / 3, "1": 1 / 3, "2": 1 / 3}})
+    dataset = data.dataset.model_copy(update={"test": test, "train": train})
+    return data.model_copy(update={"interventions": [chance], "dataset": dataset})
+
+
+def test_u14_a_weak_model_at_chance_whose_answers_vary_is_underfitting():
+    """98% one class but not a constant output, at chance while the ladder learns the
+    labels: the model is too weak (underfitting, the one-class share its symptom); the
+    same scores from a constant output stay degenerate_predictions."""
+    varied = _u14_one_class_at_chance({"0": 0.978, "2": 0.022})
+    findings = reason(_all_signals(varied), varied)
+    assert findings[0].category == "underfitting"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    constant = _u14_one_class_at_chance({"0": 1.0})
+    findings = reason(_all_signals(constant), constant)
+    assert findings[0].category == "degenerate_predictions"

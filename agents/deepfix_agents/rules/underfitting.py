@@ -107,6 +107,38 @@ def signal_is_learnable(artifact, measured) -> bool | None:
     return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
 
 
+#: one class taking at least this share of predictions, or a prediction spread at most
+#: this fraction of the target's, is a constant output
+CONSTANT_SHARE = 0.99
+CONSTANT_SPREAD = 0.02
+
+
+def constant_output(artifact) -> bool | None:
+    """Whether the model gives one answer for every test row (one class for >= 99% of
+    them, or a spread of predictions <= 2% of the target's); None when not measured."""
+    performance = artifact.performance
+    if artifact.task == "regression":
+        ratio = performance.prediction_spread_ratio
+        return None if ratio is None else ratio <= CONSTANT_SPREAD
+    predicted = performance.prediction_distribution
+    if not predicted:
+        return None
+    return max(predicted.values()) >= CONSTANT_SHARE
+
+
+def weak_model_at_chance(artifact) -> bool:
+    """A model within noise of chance whose answers still vary (not one constant output,
+    see :func:`constant_output`) while a baseline of the ladder clearly learns the
+    labels: the model is too weak for the signal in the data. Its near one-class
+    predictions are the symptom of that, not a model broken into a constant."""
+    measured = at_chance(artifact)
+    return (
+        measured is not None
+        and constant_output(artifact) is False
+        and signal_is_learnable(artifact, measured) is True
+    )
+
+
 def baseline(artifact, prefix: str):
     return next((b for b in artifact.baselines if b.name.startswith(prefix)), None)
 
@@ -158,7 +190,10 @@ class Underfitting(Rule):
         "against shuffled labels; regression: predicting the training mean), or below it, "
         "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
         "the labels look unrelated to the features and the finding absorbs the symptoms "
-        "(degenerate predictions, overfitting, calibration, segments, threshold)."
+        "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
+        "baseline does clearly better and the model's answers still vary (not one constant "
+        "output), the model is too weak and the finding absorbs its near one-class "
+        "predictions and weak segments."
     )
     checks = ("Simple Model Comparison",)
     explains = ()
@@ -250,6 +285,8 @@ class Underfitting(Rule):
                 # what brings the score (and the baselines', all cut at 0.5) to chance
                 causes.add("decision_threshold")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
+        if weak_model_at_chance(artifact):
+            return ("degenerate_predictions", "weak_segment")
         return self.explains
 
     def detect_deepchecks(self, artifact):
