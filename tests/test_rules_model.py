@@ -1573,3 +1573,21 @@ def test_u14_a_weak_model_at_chance_whose_answers_vary_is_underfitting():
     constant = _u14_one_class_at_chance({"0": 1.0})
     findings = reason(_all_signals(constant), constant)
     assert findings[0].category == "degenerate_predictions"
+
+
+def test_u14_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
+    """A linear model regularised to f1 0.56 (train 0.68) where the dummy scores 0.19 and
+    an unregularised linear baseline 1.00: the relative shortfall (0.55) alone reads low,
+    but 0.44 of F1 given away (noise 0.05) is measured harm: critical. Without the
+    shortfall counting (a model close to the ladder), the lag adds nothing."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.68, test_score=0.56)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.19, test_score=0.19),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.96, test_score=1.0),
+    ]
+    data = _with_chance_noise(artifact(performance=perf, baselines=baselines, n_test=300), 0.05)
+    assert assess("underfitting", data)[0] == "critical"
+    close = _with_chance_noise(
+        artifact(performance=modified(perf, test_score=0.8, train_score=0.85),
+                 baselines=baselines, n_test=300), 0.05)
+    assert assess("underfitting", close)[0] in HEALTHY

@@ -7,6 +7,8 @@ from deepfix_agents.rules._base import Rule, interp
 
 #: model's margin over the dummy baseline, relative to the best baseline's margin -> score
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
+#: test score given away to the best simple baseline (beyond the noise) -> score
+LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
 
 
 #: a model within this many noise units (standard deviations of the chance score) of
@@ -184,7 +186,9 @@ class Underfitting(Rule):
     )
     severity_policy = (
         "Shortfall = 1 - (model - dummy) / (best baseline - dummy) on test, using the task's main "
-        "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85. Only "
+        "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
+        "that shortfall counts, at least the test score given away to the best baseline "
+        "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8). Only "
         "when the model's train score is not far above its test score (that would be overfitting). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
@@ -216,6 +220,9 @@ class Underfitting(Rule):
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
+        lag = best.test_score - model_score
+        if score > 0 and lag > CHANCE_NOISE_UNITS * noise:
+            score = max(score, interp(lag, LAG_HARM_SCORE))
         if score <= 0:
             return
         metric = performance.metric
