@@ -928,3 +928,20 @@ def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
         test_kw={"duplicate_fraction": 0.162}, checks=[failed("Data Duplicates", 0.162)],
     )
     assert at_most(severity_of("duplicate_samples", art), "low")
+
+
+def test_u14_natural_conflicts_discount_the_deepchecks_share_and_explain_no_underfitting():
+    """Two 3-valued columns: 30% conflicting rows are natural coincidences. Deepchecks'
+    Conflicting Labels share counts the same coincidences, so it is damped alike (medium,
+    not critical), and such conflicts do not explain a model lagging the ladder or at
+    chance (they cap every model): underfitting is not among their symptoms. Varied
+    features keep the full score and the explanation."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(2)]
+    check = failed("Conflicting Labels", 0.3)
+    art = artifact(columns, [cat(c.name, 3) for c in columns], checks=[check],
+                   train_kw={"conflicting_label_fraction": 0.3})
+    assert severity_of("conflicting_labels", art) == "medium"
+    assert "underfitting" not in RULES.get("conflicting_labels")().explains_for(art)
+    varied = artifact(checks=[check], train_kw={"conflicting_label_fraction": 0.3})
+    assert severity_of("conflicting_labels", varied) == "critical"
+    assert "underfitting" in RULES.get("conflicting_labels")().explains_for(varied)
