@@ -726,8 +726,12 @@ def test_numbers_as_text_from_numeric_string_fraction():
     assert severity_of("data_type_issues", artifact([num("x"), amount])) == "high"
     codes = cat(
         "store_no", 12, unique_fraction=0.012, numeric_string_fraction=1.0
-    )  # a short code list
-    assert severity_of("data_type_issues", artifact([num("x"), codes])) is None
+    )  # a short code list, or an ordered scale read as categories: worth a look
+    assert severity_of("data_type_issues", artifact([num("x"), codes])) == "low"
+    two = cat("flag", 2, unique_fraction=0.002, numeric_string_fraction=1.0)  # '0'/'1'
+    assert severity_of("data_type_issues", artifact([num("x"), two])) is None
+    words = cat("plan", 12, unique_fraction=0.012, numeric_string_fraction=0.0)
+    assert severity_of("data_type_issues", artifact([num("x"), words])) is None
     zips = cat(
         "zip_code", 300, unique_fraction=0.1, numeric_string_fraction=1.0
     )  # codes that repeat
