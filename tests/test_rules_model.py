@@ -1591,3 +1591,31 @@ def test_u14_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
         artifact(performance=modified(perf, test_score=0.8, train_score=0.85),
                  baselines=baselines, n_test=300), 0.05)
     assert assess("underfitting", close)[0] in HEALTHY
+
+
+def test_u14_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
+    """Binary f1_macro: the constant dummy scores 0.37 (one class's F1 is 0), chance
+    (the model's answers against shuffled labels) 0.49. A ladder at 0.46 in
+    cross-validation beats the dummy by 0.09 but not chance: no signal, so a model at
+    0.50 (noise 0.03) is at chance (high), not 'too noisy to tell'. A ladder at 0.56
+    (clear of chance) with the model level with it on test is too noisy to tell."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.66, test_score=0.50)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.49,
+        score_after=0.50, noise=0.03, n_rows=300,
+    )
+
+    def with_ladder(cv, test):
+        baselines = [
+            BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
+            BaselineResult(name="linear", metric="f1_macro", cv_score=cv, test_score=test),
+        ]
+        data = artifact(performance=perf, baselines=baselines, n_test=300)
+        return data.model_copy(update={"interventions": [chance]})
+
+    from deepfix_agents.rules.underfitting import at_chance
+
+    assert at_chance(with_ladder(0.46, 0.47)) is not None
+    assert assess_all("underfitting", with_ladder(0.46, 0.47)) == "high"
+    # the ladder clearly above chance and the model level with it: too noisy to tell
+    assert at_chance(with_ladder(0.56, 0.53)) is None
