@@ -1619,3 +1619,31 @@ def test_u14_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
     assert assess_all("underfitting", with_ladder(0.46, 0.47)) == "high"
     # the ladder clearly above chance and the model level with it: too noisy to tell
     assert at_chance(with_ladder(0.56, 0.53)) is None
+
+
+def test_u14_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
+    """Regression: predictions spread 0.2x the target's (not constant), R2 0.23 where a
+    linear baseline reaches 0.78: the model is too weak (underfitting, critical: 0.55 of
+    R2 given away), its narrow outputs the symptom; a constant output (spread 0.01)
+    with the same scores stays degenerate_predictions."""
+    def regression(spread):
+        perf = PerformanceSummary(metric="r2", train_score=0.26, test_score=0.23,
+                                  prediction_spread_ratio=spread)
+        baselines = [
+            BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.03, test_score=0.0),
+            BaselineResult(name="linear", metric="r2", cv_score=0.76, test_score=0.78),
+        ]
+        data = artifact(task="regression", performance=perf, baselines=baselines, n_test=300)
+        chance = Intervention(
+            kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+            score_after=0.23, noise=0.02, n_rows=300,
+        )  # well above chance: the shortfall path
+        return data.model_copy(update={"interventions": [chance]})
+
+    narrow = regression(0.2)
+    findings = reason(_all_signals(narrow), narrow)
+    assert findings[0].category == "underfitting"
+    assert findings[0].severity == "critical"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    constant = regression(0.01)
+    assert reason(_all_signals(constant), constant)[0].category == "degenerate_predictions"

@@ -135,17 +135,20 @@ def constant_output(artifact) -> bool | None:
     return max(predicted.values()) >= CONSTANT_SHARE
 
 
-def weak_model_at_chance(artifact) -> bool:
-    """A model within noise of chance whose answers still vary (not one constant output,
-    see :func:`constant_output`) while a baseline of the ladder clearly learns the
-    labels: the model is too weak for the signal in the data. Its near one-class
-    predictions are the symptom of that, not a model broken into a constant."""
+def weak_model(artifact) -> bool:
+    """A model whose answers still vary (not one constant output, see
+    :func:`constant_output`) while a baseline of the ladder clearly learns the labels:
+    at chance with a learnable signal, or above chance with a measured shortfall
+    against the ladder. The model is too weak for the signal in the data; its near
+    one-class or narrow predictions are the symptom of that, not a model broken into a
+    constant."""
+    if constant_output(artifact) is not False:
+        return False
     measured = at_chance(artifact)
-    return (
-        measured is not None
-        and constant_output(artifact) is False
-        and signal_is_learnable(artifact, measured) is True
-    )
+    if measured is not None:
+        return signal_is_learnable(artifact, measured) is True
+    # above chance: a simple baseline clearly better (the shortfall finding) says the same
+    return any(True for _ in Underfitting().detect_baseline(artifact))
 
 
 def baseline(artifact, prefix: str):
@@ -202,9 +205,9 @@ class Underfitting(Rule):
         "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
         "the labels look unrelated to the features and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
-        "baseline does clearly better and the model's answers still vary (not one constant "
-        "output), the model is too weak and the finding absorbs its near one-class "
-        "predictions and weak segments."
+        "baseline does clearly better (at chance or through the shortfall) and the model's "
+        "answers still vary (not one constant output), the model is too weak and the "
+        "finding absorbs its near one-class or narrow predictions and weak segments."
     )
     checks = ("Simple Model Comparison",)
     explains = ()
@@ -299,7 +302,7 @@ class Underfitting(Rule):
                 # what brings the score (and the baselines', all cut at 0.5) to chance
                 causes.add("decision_threshold")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
-        if weak_model_at_chance(artifact):
+        if weak_model(artifact):
             return ("degenerate_predictions", "weak_segment")
         return self.explains
 
