@@ -949,3 +949,16 @@ def test_u14_natural_conflicts_discount_the_deepchecks_share_and_explain_no_unde
     varied = artifact(checks=[check], train_kw={"conflicting_label_fraction": 0.3})
     assert severity_of("conflicting_labels", varied) == "critical"
     assert "underfitting" in RULES.get("conflicting_labels")().explains_for(varied)
+
+
+def test_u14_test_conflicts_on_features_coarse_in_training_are_natural_too():
+    """Regression: the training split's coarse features make 44% of its rows conflict by
+    chance; the smaller test split's own estimate of chance coincidences is low, but it
+    holds the same columns, so its 26% conflicts are natural too and read against what
+    the training split predicts at 360 rows: low, not high."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(5)]
+    test_cols = [cat(c.name, n_unique=300, top_fraction=0.01) for c in columns]
+    art = artifact(columns, test_cols, n_train=1400, n_test=360, task="regression",
+                   train_kw={"conflicting_label_fraction": 0.445},
+                   test_kw={"conflicting_label_fraction": 0.264})
+    assert at_most(severity_of("conflicting_labels", art), "low")

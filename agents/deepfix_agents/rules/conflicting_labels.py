@@ -119,11 +119,15 @@ class ConflictingLabels(Rule):
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
+        # both splits share the feature columns: features coarse enough to coincide by
+        # chance in the (larger) training split make the test split's coincidences
+        # natural too, at its own size (the calibration below reads them at that size)
+        coarse = self.natural(artifact)
         for split, factor in ((dataset.train, 1.0), (dataset.test, TEST_FACTOR)):
             if split is None or split.conflicting_label_fraction <= 0:
                 continue
             share = split.conflicting_label_fraction
-            natural = expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
+            natural = coarse or expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
             counted = share
             if natural and artifact.task == "regression":
                 # only what the other split's coincidences do not predict at this size
