@@ -726,8 +726,12 @@ def test_numbers_as_text_from_numeric_string_fraction():
     assert severity_of("data_type_issues", artifact([num("x"), amount])) == "high"
     codes = cat(
         "store_no", 12, unique_fraction=0.012, numeric_string_fraction=1.0
-    )  # a short code list
-    assert severity_of("data_type_issues", artifact([num("x"), codes])) is None
+    )  # a short code list, or an ordered scale read as categories: worth a look
+    assert severity_of("data_type_issues", artifact([num("x"), codes])) == "low"
+    two = cat("flag", 2, unique_fraction=0.002, numeric_string_fraction=1.0)  # '0'/'1'
+    assert severity_of("data_type_issues", artifact([num("x"), two])) is None
+    words = cat("plan", 12, unique_fraction=0.012, numeric_string_fraction=0.0)
+    assert severity_of("data_type_issues", artifact([num("x"), words])) is None
     zips = cat(
         "zip_code", 300, unique_fraction=0.1, numeric_string_fraction=1.0
     )  # codes that repeat
@@ -964,3 +968,33 @@ def test_drift14_label_drift_ks_confidence_follows_its_significance():
     assert large.score == small.score
     assert small.confidence == 0.75
     assert large.confidence > 0.85
+
+
+def test_u14_natural_conflicts_discount_the_deepchecks_share_and_explain_no_underfitting():
+    """Two 3-valued columns: 30% conflicting rows are natural coincidences. Deepchecks'
+    Conflicting Labels share counts the same coincidences, so it is damped alike (medium,
+    not critical), and such conflicts do not explain a model lagging the ladder or at
+    chance (they cap every model): underfitting is not among their symptoms. Varied
+    features keep the full score and the explanation."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(2)]
+    check = failed("Conflicting Labels", 0.3)
+    art = artifact(columns, [cat(c.name, 3) for c in columns], checks=[check],
+                   train_kw={"conflicting_label_fraction": 0.3})
+    assert severity_of("conflicting_labels", art) == "medium"
+    assert "underfitting" not in RULES.get("conflicting_labels")().explains_for(art)
+    varied = artifact(checks=[check], train_kw={"conflicting_label_fraction": 0.3})
+    assert severity_of("conflicting_labels", varied) == "critical"
+    assert "underfitting" in RULES.get("conflicting_labels")().explains_for(varied)
+
+
+def test_u14_test_conflicts_on_features_coarse_in_training_are_natural_too():
+    """Regression: the training split's coarse features make 44% of its rows conflict by
+    chance; the smaller test split's own estimate of chance coincidences is low, but it
+    holds the same columns, so its 26% conflicts are natural too and read against what
+    the training split predicts at 360 rows: low, not high."""
+    columns = [cat(f"c{i}", n_unique=3, top_fraction=0.4) for i in range(5)]
+    test_cols = [cat(c.name, n_unique=300, top_fraction=0.01) for c in columns]
+    art = artifact(columns, test_cols, n_train=1400, n_test=360, task="regression",
+                   train_kw={"conflicting_label_fraction": 0.445},
+                   test_kw={"conflicting_label_fraction": 0.264})
+    assert at_most(severity_of("conflicting_labels", art), "low")

@@ -1593,3 +1593,113 @@ def test_label_drift_not_for_a_shift_the_predictions_follow_or_within_noise():
     assert assess("label_drift", _target_shift(0.03, 0.5))[0] == "info"
     # 0.1 SD on 30 test rows: within noise
     assert assess("label_drift", _target_shift(0.08, 0.03, n_test=30))[0] == "info"
+
+
+def _u14_one_class_at_chance(distribution):
+    """Three balanced classes; the model predicts ``distribution`` and scores at chance
+    (f1_macro 0.21 vs 0.18 +/- 0.023) while a linear baseline reaches 0.98."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.20, test_score=0.21,
+                    prediction_distribution=distribution)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.16, test_score=0.17),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.95, test_score=0.98),
+    ]
+    data = artifact(task="multiclass_classification", performance=perf, baselines=baselines,
+                    n_test=300)
+    test = data.dataset.test.model_copy(
+        update={"label_distribution": {"0": 1 / 3, "1": 1 / 3, "2": 1 / 3}})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.18,
+        score_after=0.21, noise=0.023, n_rows=300,
+    )
+    train = data.dataset.train.model_copy(
+        update={"label_distribution": {"0": 1 / 3, "1": 1 / 3, "2": 1 / 3}})
+    dataset = data.dataset.model_copy(update={"test": test, "train": train})
+    return data.model_copy(update={"interventions": [chance], "dataset": dataset})
+
+
+def test_u14_a_weak_model_at_chance_whose_answers_vary_is_underfitting():
+    """98% one class but not a constant output, at chance while the ladder learns the
+    labels: the model is too weak (underfitting, the one-class share its symptom); the
+    same scores from a constant output stay degenerate_predictions."""
+    varied = _u14_one_class_at_chance({"0": 0.978, "2": 0.022})
+    findings = reason(_all_signals(varied), varied)
+    assert findings[0].category == "underfitting"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    constant = _u14_one_class_at_chance({"0": 1.0})
+    findings = reason(_all_signals(constant), constant)
+    assert findings[0].category == "degenerate_predictions"
+
+
+def test_u14_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
+    """A linear model regularised to f1 0.56 (train 0.68) where the dummy scores 0.19 and
+    an unregularised linear baseline 1.00: the relative shortfall (0.55) alone reads low,
+    but 0.44 of F1 given away (noise 0.05) is measured harm: critical. Without the
+    shortfall counting (a model close to the ladder), the lag adds nothing."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.68, test_score=0.56)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.19, test_score=0.19),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.96, test_score=1.0),
+    ]
+    data = _with_chance_noise(artifact(performance=perf, baselines=baselines, n_test=300), 0.05)
+    assert assess("underfitting", data)[0] == "critical"
+    close = _with_chance_noise(
+        artifact(performance=modified(perf, test_score=0.8, train_score=0.85),
+                 baselines=baselines, n_test=300), 0.05)
+    assert assess("underfitting", close)[0] in HEALTHY
+
+
+def test_u14_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
+    """Binary f1_macro: the constant dummy scores 0.37 (one class's F1 is 0), chance
+    (the model's answers against shuffled labels) 0.49. A ladder at 0.46 in
+    cross-validation beats the dummy by 0.09 but not chance: no signal, so a model at
+    0.50 (noise 0.03) is at chance (high), not 'too noisy to tell'. A ladder at 0.56
+    (clear of chance) with the model level with it on test is too noisy to tell."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.66, test_score=0.50)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.49,
+        score_after=0.50, noise=0.03, n_rows=300,
+    )
+
+    def with_ladder(cv, test):
+        baselines = [
+            BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
+            BaselineResult(name="linear", metric="f1_macro", cv_score=cv, test_score=test),
+        ]
+        data = artifact(performance=perf, baselines=baselines, n_test=300)
+        return data.model_copy(update={"interventions": [chance]})
+
+    from deepfix_agents.rules.underfitting import at_chance
+
+    assert at_chance(with_ladder(0.46, 0.47)) is not None
+    assert assess_all("underfitting", with_ladder(0.46, 0.47)) == "high"
+    # the ladder clearly above chance and the model level with it: too noisy to tell
+    assert at_chance(with_ladder(0.56, 0.53)) is None
+
+
+def test_u14_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
+    """Regression: predictions spread 0.2x the target's (not constant), R2 0.23 where a
+    linear baseline reaches 0.78: the model is too weak (underfitting, critical: 0.55 of
+    R2 given away), its narrow outputs the symptom; a constant output (spread 0.01)
+    with the same scores stays degenerate_predictions."""
+    def regression(spread):
+        perf = PerformanceSummary(metric="r2", train_score=0.26, test_score=0.23,
+                                  prediction_spread_ratio=spread)
+        baselines = [
+            BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.03, test_score=0.0),
+            BaselineResult(name="linear", metric="r2", cv_score=0.76, test_score=0.78),
+        ]
+        data = artifact(task="regression", performance=perf, baselines=baselines, n_test=300)
+        chance = Intervention(
+            kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+            score_after=0.23, noise=0.02, n_rows=300,
+        )  # well above chance: the shortfall path
+        return data.model_copy(update={"interventions": [chance]})
+
+    narrow = regression(0.2)
+    findings = reason(_all_signals(narrow), narrow)
+    assert findings[0].category == "underfitting"
+    assert findings[0].severity == "critical"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+    constant = regression(0.01)
+    assert reason(_all_signals(constant), constant)[0].category == "degenerate_predictions"

@@ -89,7 +89,8 @@ class ConflictingLabels(Rule):
         "conflicts (natural or not) count only beyond the share the other split's conflicts "
         "predict at this split's size (a continuous target makes every coincidence a "
         "conflict). Deepchecks' Conflicting "
-        "Labels share corroborates through the same table."
+        "Labels share corroborates through the same table, with the same x0.5 for coarse "
+        "features; natural conflicts do not explain underfitting (they cap every model)."
     )
     explains = ("underfitting", "poor_calibration", "weak_segment")
     checks = ("Conflicting Labels",)
@@ -118,11 +119,15 @@ class ConflictingLabels(Rule):
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
+        # both splits share the feature columns: features coarse enough to coincide by
+        # chance in the (larger) training split make the test split's coincidences
+        # natural too, at its own size (the calibration below reads them at that size)
+        coarse = self.natural(artifact)
         for split, factor in ((dataset.train, 1.0), (dataset.test, TEST_FACTOR)):
             if split is None or split.conflicting_label_fraction <= 0:
                 continue
             share = split.conflicting_label_fraction
-            natural = expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
+            natural = coarse or expected_chance_duplicates(artifact, split) >= NATURAL_COLLISIONS
             counted = share
             if artifact.task == "regression":
                 # only what the other split's coincidences do not predict at this size;
@@ -153,8 +158,35 @@ class ConflictingLabels(Rule):
                 natural=natural,
             )
 
+    def natural(self, artifact) -> bool:
+        """Whether the training features are so coarse that chance alone makes rows
+        coincide (:data:`NATURAL_COLLISIONS`): conflicts then show features that cannot
+        separate the labels, not labels that disagree."""
+        train = artifact.dataset.train
+        return train is not None and expected_chance_duplicates(artifact, train) >= NATURAL_COLLISIONS
+
+    def explains_for(self, artifact):
+        """Natural conflicts (:meth:`natural`) cap every model alike, the ladder's too:
+        they explain neither a model that lags the simple baselines nor one at chance
+        (that finding is underfitting's, which says when the labels look unrelated to
+        the features)."""
+        if self.natural(artifact):
+            return tuple(c for c in self.explains if c != "underfitting")
+        return self.explains
+
     def detect_deepchecks(self, artifact):
-        return self.failed_check_share(artifact, "Conflicting Labels", CONFLICT_SCORE, confidence=0.7)
+        natural = self.natural(artifact)
+        for signal in self.failed_check_share(
+            artifact, "Conflicting Labels", CONFLICT_SCORE, confidence=0.7
+        ):
+            if natural:
+                # the same discount as the dataset signal's: the Deepchecks share counts
+                # the same natural coincidences
+                signal = signal.model_copy(update={
+                    "score": round(signal.score * NATURAL_FACTOR, 4),
+                    "facts": {**signal.facts, "natural": True},
+                })
+            yield signal
 
     def title(self, signals, artifact):
         share = self.fact(signals, "share", 0.0)

@@ -18,6 +18,10 @@ NUMBERS_AS_TEXT_SCORE = 0.65
 #: plain numeric strings that repeat a lot may be codes (zip codes, product numbers)
 #: that are rightly categorical: worth a look, not an alarm
 NUMERIC_CODES_SCORE = 0.35
+#: a text column of a few distinct values that all read as numbers: an ordered scale
+#: (ratings, counts, years) read as unordered categories. One-hot encoding keeps each
+#: level, so little is lost unless the order matters: worth a look, low
+FEW_NUMBERS_AS_TEXT_SCORE = 0.3
 #: a text column holds numbers as text when at least this share of its values read as
 #: numbers and it has more distinct values than a short code list
 NUMERIC_TEXT_SHARE, NUMERIC_TEXT_MIN_UNIQUE, NUMERIC_TEXT_MIN_UNIQUE_SHARE = 0.95, 20, 0.05
@@ -42,7 +46,8 @@ def _numbers_as_text(column) -> float | None:
 
     Formatted numbers (currency signs, separators: they make the column mix numbers and
     text) or mostly distinct numeric strings are quantities read as categories (0.65);
-    plain numeric strings that repeat may be codes (0.35). Without the
+    plain numeric strings that repeat may be codes (0.35); a few (3 to 19) distinct
+    values that all read as numbers are an ordered scale read as categories (0.3). Without the
     ``numeric_string_fraction`` statistic, only a high-cardinality column mixing
     numbers and text is recognised.
     """
@@ -53,6 +58,12 @@ def _numbers_as_text(column) -> float | None:
         and column.unique_fraction >= NUMERIC_TEXT_MIN_UNIQUE_SHARE
     )
     if not many:
+        if (
+            column.numeric_string_fraction is not None
+            and column.numeric_string_fraction >= NUMERIC_TEXT_SHARE
+            and column.n_unique >= 3
+        ):
+            return FEW_NUMBERS_AS_TEXT_SCORE
         return None
     if column.numeric_string_fraction is not None:
         if column.numeric_string_fraction < NUMERIC_TEXT_SHARE:
@@ -144,7 +155,8 @@ class DataTypeIssues(Rule):
         "Per feature: numbers stored as text (>= 95% of values read as numbers once currency "
         "signs and separators are removed, or numbers mixed with formatted text, with >= 20 "
         "distinct values): 0.65 when formatted or mostly distinct (>= 50%), else 0.35 (may be "
-        "codes such as zip codes); numbers and text mixed: "
+        "codes such as zip codes); 3 to 19 distinct values that all read as numbers (an "
+        "ordered scale read as categories; one-hot keeps the levels): 0.3; numbers and text mixed: "
         "0.45; case/whitespace variants, share of rows 2% -> 0.2, 5% -> 0.35, 10% -> 0.45, "
         "20% -> 0.6, 35% -> 0.7 (variants keep their information: never above 0.75). +0.05 per "
         "further affected feature (up to +0.1); x0.5 for columns the model does not read. Deepchecks' Mixed Data Types / String Mismatch "

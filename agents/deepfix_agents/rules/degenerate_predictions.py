@@ -48,11 +48,20 @@ class DegeneratePredictions(Rule):
     def explains_for(self, artifact):
         """A model at chance whose labels look unrelated to every feature (no simple
         baseline does better either) collapses because there is nothing to learn: the
-        no-signal finding (underfitting's) is then the cause, and this its symptom."""
-        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+        no-signal finding (underfitting's) is then the cause, and this its symptom. So is
+        a model whose answers still vary while simple baselines clearly learn the labels
+        (:func:`~deepfix_agents.rules.underfitting.weak_model`): a model too weak for the
+        data, not one broken into a constant output."""
+        from deepfix_agents.rules.underfitting import (
+            at_chance,
+            signal_is_learnable,
+            weak_model,
+        )
 
         measured = at_chance(artifact)
-        if measured is not None and signal_is_learnable(artifact, measured) is False:
+        if measured is not None and (
+            signal_is_learnable(artifact, measured) is False or weak_model(artifact)
+        ):
             return tuple(c for c in self.explains if c != "underfitting")
         return self.explains
 

@@ -7,6 +7,8 @@ from deepfix_agents.rules._base import Rule, interp
 
 #: model's margin over the dummy baseline, relative to the best baseline's margin -> score
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
+#: test score given away to the best simple baseline (beyond the noise) -> score
+LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
 
 
 #: a model within this many noise units (standard deviations of the chance score) of
@@ -50,7 +52,8 @@ def too_noisy_to_tell(artifact, measured) -> bool:
     weak but real signal), not because it learned nothing.
 
     The baseline ladder tells the two apart: its cross-validated score on the (larger)
-    training split beats the dummy's by :data:`LADDER_SIGNAL`, so there is signal; its
+    training split beats both the dummy's and chance (the measurement's score against
+    shuffled labels) by :data:`LADDER_SIGNAL`, so there is signal; its
     test score is not below that cross-validated score by more than the noise, so the
     test rows behave like the training rows (labels scrambled in one split would drop
     it); and the model scores above chance and level with the ladder on test, within
@@ -67,8 +70,14 @@ def too_noisy_to_tell(artifact, measured) -> bool:
         return False
     cv = max(b.cv_score for b in ladder)
     best_test = max(b.test_score for b in ladder)
+    # the reference is chance, not only the dummy: a constant dummy scores below chance
+    # on a macro-averaged metric (one class's F1 is 0), so a ladder that merely varies
+    # its answers beats it without any signal
+    reference = dummy.cv_score
+    if measured.score_before is not None:
+        reference = max(reference, measured.score_before)
     return (
-        cv - dummy.cv_score >= LADDER_SIGNAL
+        cv - reference >= LADDER_SIGNAL
         and best_test >= cv - noise
         and measured.score_after >= best_test - CHANCE_NOISE_UNITS * noise
     )
@@ -105,6 +114,41 @@ def signal_is_learnable(artifact, measured) -> bool | None:
     if best is None or measured.score_after is None:
         return None
     return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
+
+
+#: one class taking at least this share of predictions, or a prediction spread at most
+#: this fraction of the target's, is a constant output
+CONSTANT_SHARE = 0.99
+CONSTANT_SPREAD = 0.02
+
+
+def constant_output(artifact) -> bool | None:
+    """Whether the model gives one answer for every test row (one class for >= 99% of
+    them, or a spread of predictions <= 2% of the target's); None when not measured."""
+    performance = artifact.performance
+    if artifact.task == "regression":
+        ratio = performance.prediction_spread_ratio
+        return None if ratio is None else ratio <= CONSTANT_SPREAD
+    predicted = performance.prediction_distribution
+    if not predicted:
+        return None
+    return max(predicted.values()) >= CONSTANT_SHARE
+
+
+def weak_model(artifact) -> bool:
+    """A model whose answers still vary (not one constant output, see
+    :func:`constant_output`) while a baseline of the ladder clearly learns the labels:
+    at chance with a learnable signal, or above chance with a measured shortfall
+    against the ladder. The model is too weak for the signal in the data; its near
+    one-class or narrow predictions are the symptom of that, not a model broken into a
+    constant."""
+    if constant_output(artifact) is not False:
+        return False
+    measured = at_chance(artifact)
+    if measured is not None:
+        return signal_is_learnable(artifact, measured) is True
+    # above chance: a simple baseline clearly better (the shortfall finding) says the same
+    return any(True for _ in Underfitting().detect_baseline(artifact))
 
 
 def baseline(artifact, prefix: str):
@@ -152,13 +196,18 @@ class Underfitting(Rule):
     )
     severity_policy = (
         "Shortfall = 1 - (model - dummy) / (best baseline - dummy) on test, using the task's main "
-        "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85. Only "
+        "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
+        "that shortfall counts, at least the test score given away to the best baseline "
+        "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8). Only "
         "when the model's train score is not far above its test score (that would be overfitting). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
         "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
         "the labels look unrelated to the features and the finding absorbs the symptoms "
-        "(degenerate predictions, overfitting, calibration, segments, threshold)."
+        "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
+        "baseline does clearly better (at chance or through the shortfall) and the model's "
+        "answers still vary (not one constant output), the model is too weak and the "
+        "finding absorbs its near one-class or narrow predictions and weak segments."
     )
     checks = ("Simple Model Comparison",)
     explains = ()
@@ -181,6 +230,9 @@ class Underfitting(Rule):
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
+        lag = best.test_score - model_score
+        if score > 0 and lag > CHANCE_NOISE_UNITS * noise:
+            score = max(score, interp(lag, LAG_HARM_SCORE))
         if score <= 0:
             return
         metric = performance.metric
@@ -250,6 +302,8 @@ class Underfitting(Rule):
                 # what brings the score (and the baselines', all cut at 0.5) to chance
                 causes.add("decision_threshold")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
+        if weak_model(artifact):
+            return ("degenerate_predictions", "weak_segment")
         return self.explains
 
     def detect_deepchecks(self, artifact):
