@@ -12,7 +12,7 @@ from deepfix_agents.signals import Signal
 from mlflow_deepfix.schemas import CATEGORY_LAYERS, Evidence, Finding
 
 
-def _r13_finding(category: str, severity: str, confidence: float) -> Finding:
+def _finding(category: str, severity: str, confidence: float) -> Finding:
     return Finding(
         category=category,
         layer=CATEGORY_LAYERS[category],
@@ -24,7 +24,7 @@ def _r13_finding(category: str, severity: str, confidence: float) -> Finding:
     )
 
 
-def _r13_order(findings: list[Finding], **kw) -> list[str]:
+def _order(findings: list[Finding], **kw) -> list[str]:
     return [f.category for f in causes_first(findings, **kw)]
 
 
@@ -32,8 +32,8 @@ def test_upstream_cause_ranks_ahead_of_the_symptom_it_explains_at_equal_severity
     # a random split of time-stamped rows (low, 0.9) and a train/test gap (low, 0.94):
     # the scores alone put the gap first by 0.04 of confidence
     findings = [
-        _r13_finding("temporal_leakage", "low", 0.9),
-        _r13_finding("overfitting", "low", 0.94),
+        _finding("temporal_leakage", "low", 0.9),
+        _finding("overfitting", "low", 0.94),
     ]
     assert [f.category for f in rank(findings)] == ["overfitting", "temporal_leakage"]
     ordered = causes_first(findings)
@@ -43,34 +43,34 @@ def test_upstream_cause_ranks_ahead_of_the_symptom_it_explains_at_equal_severity
 
 def test_a_more_severe_symptom_keeps_its_place():
     findings = [
-        _r13_finding("temporal_leakage", "low", 0.9),
-        _r13_finding("overfitting", "medium", 0.94),
+        _finding("temporal_leakage", "low", 0.9),
+        _finding("overfitting", "medium", 0.94),
     ]
-    assert _r13_order(findings) == ["overfitting", "temporal_leakage"]
+    assert _order(findings) == ["overfitting", "temporal_leakage"]
 
 
 def test_a_cause_measured_harmless_does_not_move_up():
     findings = [
-        _r13_finding("outliers", "low", 0.9),
-        _r13_finding("poor_calibration", "low", 0.92),
+        _finding("outliers", "low", 0.9),
+        _finding("poor_calibration", "low", 0.92),
     ]
-    assert _r13_order(findings) == ["outliers", "poor_calibration"]
-    assert _r13_order(findings, harmless={"outliers"}) == ["poor_calibration", "outliers"]
+    assert _order(findings) == ["outliers", "poor_calibration"]
+    assert _order(findings, harmless={"outliers"}) == ["poor_calibration", "outliers"]
 
 
 def test_findings_that_explain_each_other_or_share_a_layer_keep_the_score_order():
     # feature drift and prediction drift explain each other (same layer, both ways)
     findings = [
-        _r13_finding("feature_drift", "low", 0.8),
-        _r13_finding("prediction_drift", "low", 0.95),
+        _finding("feature_drift", "low", 0.8),
+        _finding("prediction_drift", "low", 0.95),
     ]
-    assert _r13_order(findings) == ["prediction_drift", "feature_drift"]
+    assert _order(findings) == ["prediction_drift", "feature_drift"]
     # an unrelated finding between them is not reordered either
     findings = [
-        _r13_finding("conflicting_labels", "low", 0.6),
-        _r13_finding("fragile_predictions", "low", 0.8),
+        _finding("conflicting_labels", "low", 0.6),
+        _finding("fragile_predictions", "low", 0.8),
     ]
-    assert _r13_order(findings) == ["fragile_predictions", "conflicting_labels"]
+    assert _order(findings) == ["fragile_predictions", "conflicting_labels"]
 
 
 def test_harmless_reads_the_rules_own_measurement():
@@ -91,7 +91,7 @@ def test_harmless_reads_the_rules_own_measurement():
 # ---------------------------------------- outliers explain only a weak segment in their tail
 
 
-def _r13_outlier_artifact(weakest: str | None):
+def _outlier_artifact(weakest: str | None):
     from tests.test_rules_data_split import artifact, failed, num
 
     columns = [num("size", outlier_fraction=0.05, q50=4.3, q99=5000.0, max=6000.0)] + [
@@ -108,9 +108,9 @@ def test_outliers_explain_a_weak_segment_in_the_tail_of_their_column():
     from deepfix_agents.rules import RULES
 
     outliers = RULES.get("outliers")()
-    tail = _r13_outlier_artifact("size in (120.5, inf)")
+    tail = _outlier_artifact("size in (120.5, inf)")
     assert "weak_segment" in outliers.explains_for(tail)
-    low_tail = _r13_outlier_artifact("x1 in (-inf, 0.3) and size in (-inf, 1.0)")
+    low_tail = _outlier_artifact("x1 in (-inf, 0.3) and size in (-inf, 1.0)")
     assert "weak_segment" in outliers.explains_for(low_tail)
 
 
@@ -118,19 +118,19 @@ def test_outliers_do_not_explain_a_weak_segment_in_the_bulk_or_on_other_columns(
     from deepfix_agents.rules import RULES
 
     outliers = RULES.get("outliers")()
-    bulk = _r13_outlier_artifact("size in (4.65, 5.15)")
+    bulk = _outlier_artifact("size in (4.65, 5.15)")
     assert "weak_segment" not in outliers.explains_for(bulk)
-    other = _r13_outlier_artifact("x1 in (0.5, inf)")
+    other = _outlier_artifact("x1 in (0.5, inf)")
     assert "weak_segment" not in outliers.explains_for(other)
     # a segment that is not read as numeric intervals (or none at all): as before
-    assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact("color in ['red']"))
-    assert "weak_segment" in outliers.explains_for(_r13_outlier_artifact(None))
+    assert "weak_segment" in outliers.explains_for(_outlier_artifact("color in ['red']"))
+    assert "weak_segment" in outliers.explains_for(_outlier_artifact(None))
 
 
 # ------------------------------------ localised fragility explains the train/test gap it causes
 
 
-def _r13_fragile_artifact(flip_rates: list[float]):
+def _fragile_artifact(flip_rates: list[float]):
     from tests.test_rules_data_split import artifact
 
     from mlflow_deepfix.schemas import FeatureFragility, RobustnessSummary
@@ -154,10 +154,10 @@ def _r13_fragile_artifact(flip_rates: list[float]):
 def test_fragility_in_one_input_absorbs_the_overfitting_it_causes():
     from deepfix_agents.reasoner import explain_symptoms
 
-    art = _r13_fragile_artifact([0.45, 0.02, 0.01, 0.0, 0.0])
+    art = _fragile_artifact([0.45, 0.02, 0.01, 0.0, 0.0])
     findings = [
-        _r13_finding("overfitting", "high", 0.88),
-        _r13_finding("fragile_predictions", "medium", 0.6),
+        _finding("overfitting", "high", 0.88),
+        _finding("fragile_predictions", "medium", 0.6),
     ]
     named = {"fragile_predictions": ("x0",)}
     out = explain_symptoms(findings, art, named)
@@ -168,10 +168,10 @@ def test_fragility_in_one_input_absorbs_the_overfitting_it_causes():
 def test_fragility_everywhere_does_not_absorb_overfitting():
     from deepfix_agents.reasoner import explain_symptoms
 
-    art = _r13_fragile_artifact([0.45, 0.4, 0.3, 0.3, 0.2])
+    art = _fragile_artifact([0.45, 0.4, 0.3, 0.3, 0.2])
     findings = [
-        _r13_finding("overfitting", "high", 0.88),
-        _r13_finding("fragile_predictions", "medium", 0.6),
+        _finding("overfitting", "high", 0.88),
+        _finding("fragile_predictions", "medium", 0.6),
     ]
     out = explain_symptoms(findings, art, {})
     # the model is rough everywhere: overfitting is the cause and absorbs the fragility

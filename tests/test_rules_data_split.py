@@ -922,7 +922,7 @@ def test_regression_conflicts_the_other_split_predicts_are_not_a_finding():
     assert severity_of("conflicting_labels", art) == "medium"
 
 
-def test_drift14_regression_conflicts_are_calibrated_even_when_columns_look_fine():
+def test_regression_conflicts_are_calibrated_even_when_columns_look_fine():
     """The columns' estimate of chance repeats is low (wide numeric columns), yet the
     training split's 39% conflicts at 840 rows predict ~14% at 252 rows: 22% test
     conflicts are then mostly chance, not a medium annotation problem (a shrunken test
@@ -951,7 +951,7 @@ def test_deepchecks_duplicates_are_judged_on_the_split_they_were_measured_on():
     assert at_most(severity_of("duplicate_samples", art), "low")
 
 
-def test_drift14_label_drift_ks_confidence_follows_its_significance():
+def test_label_drift_ks_confidence_follows_its_significance():
     """Deepchecks' KS label drift of 0.18 is far beyond chance between 840 and 252 rows
     (D*sqrt(nm/(n+m)) ~ 2.5, p < 0.001) but not between 60 and 20 (~0.7): the same
     distance is surer on the larger splits; the score (the drift's size) is the same."""
@@ -970,7 +970,7 @@ def test_drift14_label_drift_ks_confidence_follows_its_significance():
     assert large.confidence > 0.85
 
 
-def test_u14_natural_conflicts_discount_the_deepchecks_share_and_explain_no_underfitting():
+def test_natural_conflicts_discount_the_deepchecks_share_and_explain_no_underfitting():
     """Two 3-valued columns: 30% conflicting rows are natural coincidences. Deepchecks'
     Conflicting Labels share counts the same coincidences, so it is damped alike (medium,
     not critical), and such conflicts do not explain a model lagging the ladder or at
@@ -987,7 +987,7 @@ def test_u14_natural_conflicts_discount_the_deepchecks_share_and_explain_no_unde
     assert "underfitting" in RULES.get("conflicting_labels")().explains_for(varied)
 
 
-def test_u14_test_conflicts_on_features_coarse_in_training_are_natural_too():
+def test_test_conflicts_on_features_coarse_in_training_are_natural_too():
     """Regression: the training split's coarse features make 44% of its rows conflict by
     chance; the smaller test split's own estimate of chance coincidences is low, but it
     holds the same columns, so its 26% conflicts are natural too and read against what

@@ -627,7 +627,7 @@ def test_overfitting_lag_is_tested_on_the_raw_scores():
     assert "within noise" not in signals[0].evidence.detail
 
 
-def _fit13_small_split(train_score, test_score, best_score, noise, n_test=45):
+def _small_split(train_score, test_score, best_score, noise, n_test=45):
     """A multiclass-sized small test split: the model's F1 on train and test, a tree
     baseline's test score, and the chance-level noise of the test score."""
     perf = modified(HEALTHY_PERF, train_score=train_score, test_score=test_score)
@@ -644,21 +644,21 @@ def test_overfitting_memorising_model_behind_a_baseline_on_a_small_split():
     (two standard errors are 0.138): the gap is within the worst-case margin of 45 rows,
     but the lag behind the tree is measured beyond noise, and a model that fits its
     training rows perfectly while giving 0.14 away is harmed by its memorisation."""
-    severity, _, signals = assess("overfitting", _fit13_small_split(1.0, 0.86, 1.0, 0.069))
+    severity, _, signals = assess("overfitting", _small_split(1.0, 0.86, 1.0, 0.069))
     assert severity == "medium"
     assert "within noise" not in signals[0].evidence.detail
     # the same lag within noise is no measured harm
-    assert assess("overfitting", _fit13_small_split(1.0, 0.86, 1.0, 0.08))[0] in HEALTHY
+    assert assess("overfitting", _small_split(1.0, 0.86, 1.0, 0.08))[0] in HEALTHY
     # and a model that does not memorise its training rows is not overfitting
-    assert assess("overfitting", _fit13_small_split(0.88, 0.74, 0.88, 0.069))[0] in HEALTHY
+    assert assess("overfitting", _small_split(0.88, 0.74, 0.88, 0.069))[0] in HEALTHY
 
 
 def test_overfitting_lag_far_beyond_noise_is_sure_on_a_small_split():
     """On 45 test rows a lag of three standard errors or more is no longer uncertain: the
     finding keeps the confidence of a large split."""
     rule = RULES.get("overfitting")()
-    (near,) = rule.detect("model", _fit13_small_split(1.0, 0.86, 1.0, 0.069))
-    (far,) = rule.detect("model", _fit13_small_split(1.0, 0.6, 1.0, 0.069))
+    (near,) = rule.detect("model", _small_split(1.0, 0.86, 1.0, 0.069))
+    (far,) = rule.detect("model", _small_split(1.0, 0.6, 1.0, 0.069))
     assert near.confidence < far.confidence == 0.85
 
 
@@ -873,7 +873,7 @@ def test_class_imbalance_stays_the_cause_when_the_threshold_harm_is_no_larger():
     assert categories[0] == "class_imbalance" and "decision_threshold" not in categories
 
 
-def _g13_rare_multiclass(predicted):
+def _rare_multiclass(predicted):
     """Three classes, the rarest 3 % of train and test, labels-only predictions
     ``predicted`` (no probabilities, so no threshold analysis)."""
     rare = {"0": 0.485, "1": 0.485, "2": 0.03}
@@ -886,14 +886,14 @@ def _g13_rare_multiclass(predicted):
 def test_class_imbalance_a_class_never_predicted_counts_as_missed():
     """A model that never predicts the rare class leaves it out of the prediction
     distribution: that is a share of 0 (missed), not an unknown share."""
-    never = assess("class_imbalance", _g13_rare_multiclass({"0": 0.5, "1": 0.5}))
+    never = assess("class_imbalance", _rare_multiclass({"0": 0.5, "1": 0.5}))
     sometimes = assess("class_imbalance",
-                       _g13_rare_multiclass({"0": 0.48, "1": 0.49, "2": 0.03}))
+                       _rare_multiclass({"0": 0.48, "1": 0.49, "2": 0.03}))
     assert severity_for(never[2][0].score) == "high" and never[2][0].confidence == 0.9
     assert "predicts it for 0% of test rows" in never[2][0].evidence.detail
     assert sometimes[0] == "medium"
     # predictions named unlike the labels say nothing about the rare class
-    unknown = assess("class_imbalance", _g13_rare_multiclass({"0.0": 0.5, "1.0": 0.5}))
+    unknown = assess("class_imbalance", _rare_multiclass({"0.0": 0.5, "1.0": 0.5}))
     assert unknown[0] == "medium"
 
 
@@ -1096,7 +1096,7 @@ def test_preprocessing_mismatch_scaled_train_raw_test_is_critical_and_explains_d
 
 
 #: scales within 10x of each other, but in raw units: every mean sits 4+ stds from 0
-_DRIFT14_RAW_NEAR_SCALES = [
+_RAW_NEAR_SCALES = [
     col("a", 5.8, 0.85),
     col("b", 3.0, 0.45),
     col("c", 3.7, 1.8),
@@ -1111,7 +1111,7 @@ def test_preprocessing_mismatch_raw_units_within_10x_with_collapse_is_found():
     features of such scales explain no collapse."""
     perf = modified(HEALTHY_PERF, test_score=0.2, train_score=0.2,
                     prediction_distribution={"0": 1.0})
-    cols = _DRIFT14_RAW_NEAR_SCALES
+    cols = _RAW_NEAR_SCALES
     data = artifact(train_cols=cols, test_cols=cols, model=_svc(), performance=perf)
     severity, title, signals = assess("preprocessing_mismatch", data)
     assert severity in ("medium", "high")
@@ -1123,7 +1123,7 @@ def test_preprocessing_mismatch_raw_units_within_10x_with_collapse_is_found():
     assert assess("preprocessing_mismatch", data)[0] == "info"
 
 
-def _drift14_uninverted(score_after, ladder):
+def _uninverted(score_after, ladder):
     """A regressor served without expm1 whose predictions score ``score_after`` once
     inverted (R² -0.09 as served, noise 0.06), the ladder's best rung ``ladder``."""
     perf = PerformanceSummary(metric="r2", train_score=-0.04, test_score=-0.09)
@@ -1143,12 +1143,12 @@ def test_preprocessing_mismatch_uninverted_log_target_on_weak_data_reaches_the_l
     0.07 against a best rung of 0.125 (within 2 noise units) are the model working as
     trained; below the ladder beyond noise they are not read as an un-inverted target."""
     rule = RULES.get("preprocessing_mismatch")()
-    data = _drift14_uninverted(0.07, 0.125)
+    data = _uninverted(0.07, 0.125)
     signals = list(rule.detect("intervention", data))
     assert "expm1" in rule.title(signals, data)
     assert assess_all("preprocessing_mismatch", data) == "critical"
-    assert assess_all("preprocessing_mismatch", _drift14_uninverted(0.07, 0.4)) == "info"
-    assert assess_all("preprocessing_mismatch", _drift14_uninverted(-0.01, -0.05)) == "info"
+    assert assess_all("preprocessing_mismatch", _uninverted(0.07, 0.4)) == "info"
+    assert assess_all("preprocessing_mismatch", _uninverted(-0.01, -0.05)) == "info"
 
 
 # --------------------------------------------------------------------------- wrong_task_type
@@ -1595,7 +1595,7 @@ def test_label_drift_not_for_a_shift_the_predictions_follow_or_within_noise():
     assert assess("label_drift", _target_shift(0.08, 0.03, n_test=30))[0] == "info"
 
 
-def _u14_one_class_at_chance(distribution):
+def _one_class_at_chance(distribution):
     """Three balanced classes; the model predicts ``distribution`` and scores at chance
     (f1_macro 0.21 vs 0.18 +/- 0.023) while a linear baseline reaches 0.98."""
     perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.20, test_score=0.21,
@@ -1618,20 +1618,20 @@ def _u14_one_class_at_chance(distribution):
     return data.model_copy(update={"interventions": [chance], "dataset": dataset})
 
 
-def test_u14_a_weak_model_at_chance_whose_answers_vary_is_underfitting():
+def test_a_weak_model_at_chance_whose_answers_vary_is_underfitting():
     """98% one class but not a constant output, at chance while the ladder learns the
     labels: the model is too weak (underfitting, the one-class share its symptom); the
     same scores from a constant output stay degenerate_predictions."""
-    varied = _u14_one_class_at_chance({"0": 0.978, "2": 0.022})
+    varied = _one_class_at_chance({"0": 0.978, "2": 0.022})
     findings = reason(_all_signals(varied), varied)
     assert findings[0].category == "underfitting"
     assert "degenerate_predictions" not in [f.category for f in findings]
-    constant = _u14_one_class_at_chance({"0": 1.0})
+    constant = _one_class_at_chance({"0": 1.0})
     findings = reason(_all_signals(constant), constant)
     assert findings[0].category == "degenerate_predictions"
 
 
-def test_u14_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
+def test_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
     """A linear model regularised to f1 0.56 (train 0.68) where the dummy scores 0.19 and
     an unregularised linear baseline 1.00: the relative shortfall (0.55) alone reads low,
     but 0.44 of F1 given away (noise 0.05) is measured harm: critical. Without the
@@ -1649,7 +1649,7 @@ def test_u14_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
     assert assess("underfitting", close)[0] in HEALTHY
 
 
-def test_u14_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
+def test_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
     """Binary f1_macro: the constant dummy scores 0.37 (one class's F1 is 0), chance
     (the model's answers against shuffled labels) 0.49. A ladder at 0.46 in
     cross-validation beats the dummy by 0.09 but not chance: no signal, so a model at
@@ -1677,7 +1677,7 @@ def test_u14_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
     assert at_chance(with_ladder(0.56, 0.53)) is None
 
 
-def test_u14_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
+def test_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
     """Regression: predictions spread 0.2x the target's (not constant), R2 0.23 where a
     linear baseline reaches 0.78: the model is too weak (underfitting, critical: 0.55 of
     R2 given away), its narrow outputs the symptom; a constant output (spread 0.01)
