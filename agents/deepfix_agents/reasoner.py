@@ -51,11 +51,17 @@ MIN_CAUSE_SEVERITY = "medium"
 MAX_EVIDENCE = 8
 
 
-def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
-    """One finding per category that has signals and a registered rule (info dropped)."""
+def by_category(signals: list[Signal]) -> dict[str, list[Signal]]:
+    """The signals grouped by category, in the order they came."""
     grouped: dict[str, list[Signal]] = defaultdict(list)
     for signal in signals:
         grouped[signal.category].append(signal)
+    return grouped
+
+
+def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
+    """One finding per category that has signals and a registered rule (info dropped)."""
+    grouped = by_category(signals)
     findings = []
     for category in sorted(grouped, key=CATEGORIES.index):
         if category not in RULES:
@@ -84,9 +90,7 @@ def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
 def subjects(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
     """Per category with signals, the inputs its finding localises the problem to
     (``Rule.subjects``; categories whose finding is not localised are left out)."""
-    grouped: dict[str, list[Signal]] = defaultdict(list)
-    for signal in signals:
-        grouped[signal.category].append(signal)
+    grouped = by_category(signals)
     named = {}
     for category, group in grouped.items():
         if category not in RULES:
@@ -253,7 +257,5 @@ def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
 def harmless(signals: list[Signal]) -> set[str]:
     """The categories whose own measurement showed no harm to this model
     (``Rule.measured_harmless``)."""
-    grouped: dict[str, list[Signal]] = defaultdict(list)
-    for signal in signals:
-        grouped[signal.category].append(signal)
+    grouped = by_category(signals)
     return {c for c, g in grouped.items() if c in RULES and RULES.get(c)().measured_harmless(g)}

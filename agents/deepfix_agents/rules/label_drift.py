@@ -22,9 +22,11 @@ MEAN_SHIFT_SCORE = ((0.2, 0.25), (0.35, 0.45), (0.5, 0.6), (0.8, 0.8))
 #: ... beyond noise: the mean difference over its standard error
 MEAN_SHIFT_Z = 3.0
 #: how many standard errors of sampling noise the shift is (the moved class's share, or
-#: the target's mean) -> confidence: a shift far beyond what drawing the splits at random
-#: gives is surely an unrepresentative split (never below the rule's base confidence)
-SHIFT_Z_CONFIDENCE = ((3.0, 0.0), (6.0, 0.97))
+#: the target's mean) -> how far the confidence rises from the rule's base towards
+#: ``SURE_SHIFT_CONFIDENCE``: a shift far beyond what drawing the splits at random gives
+#: is surely an unrepresentative split
+SHIFT_Z_RAISE = ((3.0, 0.0), (6.0, 1.0))
+SURE_SHIFT_CONFIDENCE = 0.97
 
 
 def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, float],
@@ -51,10 +53,9 @@ def share_shift_z(train_share: float, n_train: int, test_share: float, n_test: i
 
 
 def shift_confidence(base: float, z: float) -> float:
-    """``base``, raised towards 0.97 as the shift reaches 6 standard errors."""
-    if z <= SHIFT_Z_CONFIDENCE[0][0]:
-        return base
-    return max(base, base + (SHIFT_Z_CONFIDENCE[1][1] - base) * min((z - 3.0) / 3.0, 1.0))
+    """``base``, raised towards 0.97 as the shift goes from 3 to 6 standard errors
+    (never below ``base``)."""
+    return max(base, base + (SURE_SHIFT_CONFIDENCE - base) * interp(z, SHIFT_Z_RAISE))
 
 
 def total_variation(a: dict[str, float], b: dict[str, float]) -> float:

@@ -13,7 +13,7 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules._training import smoothed
-from deepfix_agents.rules.underfitting import best_baseline
+from deepfix_agents.rules.underfitting import LAG_HARM_SCORE, best_baseline
 
 #: train - test gap on the main metric (beyond noise) -> score
 GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
@@ -26,11 +26,11 @@ LAG_NOISE_UNITS = 2.0
 #: a lag behind the best baseline beyond this many standard errors is certain even on a
 #: small test split (no confidence discount for the split's size)
 SURE_LAG_UNITS = 3.0
-#: test score given away to the best simple baseline, once beyond ``LAG_NOISE_UNITS``
+#: the test score given away to the best simple baseline, once beyond ``LAG_NOISE_UNITS``
 #: standard errors, by a model that memorises its training rows (training score at least
-#: ``MEMORISED``) -> score: the measured harm of the memorisation. A floor under the gap
-#: score, which a noise margin sized for the worst case shrinks on small test splits
-LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
+#: ``MEMORISED``) is scored through underfitting's ``LAG_HARM_SCORE``: the measured harm of
+#: the memorisation, a floor under the gap score, which a noise margin sized for the worst
+#: case shrinks on small test splits
 #: a training score this close to perfect is memorisation, not learning (F1 / R2)
 MEMORISED = 0.97
 #: without baselines we cannot tell harmful from benign memorisation

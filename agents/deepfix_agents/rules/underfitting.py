@@ -7,7 +7,9 @@ from deepfix_agents.rules._base import Rule, interp
 
 #: model's margin over the dummy baseline, relative to the best baseline's margin -> score
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
-#: test score given away to the best simple baseline (beyond the noise) -> score
+#: test score given away to the best simple baseline (beyond the noise) -> score: the
+#: measured harm of a model too weak for the signal, and (rules.overfitting) of one that
+#: memorises its training rows
 LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
 
 
