@@ -693,6 +693,15 @@ def test_poor_calibration_small_ece_on_tiny_test_is_noise():
     )
 
 
+def test_poor_calibration_a_few_points_beyond_the_noise_is_a_low_finding():
+    """ECE 4-5 points above its measured noise level (the 90th percentile of a calibrated
+    model's ECE) is a measured harm: low, not info; at the noise level it stays info."""
+    beyond = modified(HEALTHY_PERF, calibration_error=0.081, calibration_noise=0.037)
+    assert assess("poor_calibration", artifact(performance=beyond, n_test=360))[0] == "low"
+    at_noise = modified(HEALTHY_PERF, calibration_error=0.075, calibration_noise=0.052)
+    assert assess("poor_calibration", artifact(performance=at_noise, n_test=360))[0] == "info"
+
+
 def test_poor_calibration_needs_probabilities():
     perf = modified(HEALTHY_PERF, calibration_error=None)
     data = artifact(performance=perf, checks=[check("Calibration Score", "passed", 0.1)])
