@@ -897,6 +897,33 @@ def test_class_imbalance_a_class_never_predicted_counts_as_missed():
     assert unknown[0] == "medium"
 
 
+def _group15_rare_missed(test_accuracy):
+    """:func:`_rare_multiclass` never predicting its 3 % class, perfect on train, with
+    test accuracy ``test_accuracy`` and the macro-F1 drop of the missed class's term."""
+    data = _rare_multiclass({"0": 0.5, "1": 0.5})
+    perf = modified(
+        data.performance, train_score=1.0, test_score=0.64,
+        scores={"train": {"accuracy": 1.0, "f1_macro": 1.0},
+                "test": {"accuracy": test_accuracy, "f1_macro": 0.64}},
+    )
+    return data.model_copy(update={"performance": perf})
+
+
+def test_group15_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
+    """A train/test gap in macro F1 that is the never-predicted rare class's term (the
+    other classes' test rows are predicted as well as on train) is the rarity's symptom:
+    class_imbalance takes it in. When the common classes lose accuracy on test too, the
+    gap is overfitting of its own and stays (a rare class does not explain it)."""
+    rule = RULES.get("class_imbalance")()
+    only_rare = _group15_rare_missed(0.97)
+    assert "overfitting" in rule.explains_for(only_rare)
+    categories = [f.category for f in _diagnose(only_rare)]
+    assert categories[0] == "class_imbalance" and "overfitting" not in categories
+    common_too = _group15_rare_missed(0.85)
+    assert "overfitting" not in rule.explains_for(common_too)
+    assert "overfitting" in [f.category for f in _diagnose(common_too)]
+
+
 def test_decision_threshold_only_for_binary():
     data = _threshold_case()
     multi = data.model_copy(update={"task": "multiclass_classification"})
