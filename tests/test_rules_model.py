@@ -503,6 +503,28 @@ def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
     assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
 
 
+def _group15_nudged_at_chance(shifts):
+    """:func:`_nudged` whose model scores at chance on the moved test rows (0.93 on
+    train); no domain classifier, so no feature drift finding folds the chance one in."""
+    data = _nudged(shifts)
+    perf = modified(data.performance, test_score=0.5)
+    return _with_chance_noise(data.model_copy(update={"performance": perf}), 0.03)
+
+
+def test_group15_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
+    """Inputs moved together, labels unmoved, and the model at chance on test: the joint
+    shift is the cause and takes the no-better-than-chance finding in (as feature drift
+    does for one moved feature); without a joint shift the chance finding stands."""
+    rule = RULES.get("prediction_drift")()
+    moved = _group15_nudged_at_chance([0.45, 0.45, 0.45, 0.45])
+    assert "underfitting" in rule.explains_for(moved)
+    categories = [f.category for f in _diagnose(moved)]
+    assert categories[0] == "prediction_drift" and "underfitting" not in categories
+    still = _group15_nudged_at_chance([0.0, 0.0, 0.0, 0.0])
+    assert "underfitting" not in rule.explains_for(still)
+    assert "underfitting" in [f.category for f in _diagnose(still)]
+
+
 @pytest.mark.parametrize(
     "shifts, labels",
     [
