@@ -151,10 +151,11 @@ def test_behaviour_injectors_plant_what_they_say():
               - abs(by.get_group("B")[c].corr(by.get_group("B")["benign"])) > 0.4]
     assert len(linked) >= 8  # a third of the 30 features, the most informative ones
     # redundant features: the forest serves B almost as well, and the case is left out
-    assert group.metadata["harm"]["group_gap"] < 0.05 and not group.metadata["valid"]
-    assert "group_gap" in group.metadata["invalid_reason"]
+    assert group.metadata["harm"]["group_shortfall"] < 0.05 and not group.metadata["valid"]
+    assert "group_shortfall" in group.metadata["invalid_reason"]
     hurt = build_case(CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",)))
-    assert hurt.metadata["harm"]["group_gap"] >= 0.05 and hurt.metadata["valid"]
+    assert hurt.metadata["harm"]["group_shortfall"] >= 0.05 and hurt.metadata["valid"]
+    assert hurt.metadata["harm"]["group_shortfall_z"] >= 1.645
 
     # overconfident slice: the served probabilities are sharper inside the slice only
     sharp = build_case(CaseSpec(("overconfident_slice",), "breast_cancer", "linear",
@@ -403,3 +404,20 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     assert {s.categories[0] for s in subset if s.kind == "single"} == set(CATEGORIES) | set(
         BEHAVIOUR)
     assert any(s.kind == "clean" for s in subset) and len(subset) < len(generate_cases())
+
+
+def test_group15_disparity_gate_needs_the_planted_group_worse_beyond_noise():
+    # the groups are a random split: a gap the wrong way round, or one within the
+    # sampling noise of the per-group scores, is not a disparity the bug made
+    from mlflow_deepfix.bench.corpus.cases import validity
+
+    spec = CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",))
+    healthy = {"score_clean": 0.75, "score_baseline_clean": 0.65}
+    worse = {**healthy, "group_shortfall": 0.09, "group_shortfall_z": 2.1}
+    assert validity(spec, worse) == (True, "")
+    better = {**healthy, "group_shortfall": -0.08, "group_shortfall_z": -2.2}
+    ok, reason = validity(spec, better)
+    assert not ok and "group_shortfall=" in reason
+    noisy = {**healthy, "group_shortfall": 0.09, "group_shortfall_z": 0.8}
+    ok, reason = validity(spec, noisy)
+    assert not ok and "sampling noise" in reason

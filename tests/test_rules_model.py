@@ -503,6 +503,28 @@ def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
     assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
 
 
+def _group15_nudged_at_chance(shifts):
+    """:func:`_nudged` whose model scores at chance on the moved test rows (0.93 on
+    train); no domain classifier, so no feature drift finding folds the chance one in."""
+    data = _nudged(shifts)
+    perf = modified(data.performance, test_score=0.5)
+    return _with_chance_noise(data.model_copy(update={"performance": perf}), 0.03)
+
+
+def test_group15_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
+    """Inputs moved together, labels unmoved, and the model at chance on test: the joint
+    shift is the cause and takes the no-better-than-chance finding in (as feature drift
+    does for one moved feature); without a joint shift the chance finding stands."""
+    rule = RULES.get("prediction_drift")()
+    moved = _group15_nudged_at_chance([0.45, 0.45, 0.45, 0.45])
+    assert "underfitting" in rule.explains_for(moved)
+    categories = [f.category for f in _diagnose(moved)]
+    assert categories[0] == "prediction_drift" and "underfitting" not in categories
+    still = _group15_nudged_at_chance([0.0, 0.0, 0.0, 0.0])
+    assert "underfitting" not in rule.explains_for(still)
+    assert "underfitting" in [f.category for f in _diagnose(still)]
+
+
 @pytest.mark.parametrize(
     "shifts, labels",
     [
@@ -904,6 +926,33 @@ def test_class_imbalance_a_class_never_predicted_counts_as_missed():
     # predictions named unlike the labels say nothing about the rare class
     unknown = assess("class_imbalance", _rare_multiclass({"0.0": 0.5, "1.0": 0.5}))
     assert unknown[0] == "medium"
+
+
+def _group15_rare_missed(test_accuracy):
+    """:func:`_rare_multiclass` never predicting its 3 % class, perfect on train, with
+    test accuracy ``test_accuracy`` and the macro-F1 drop of the missed class's term."""
+    data = _rare_multiclass({"0": 0.5, "1": 0.5})
+    perf = modified(
+        data.performance, train_score=1.0, test_score=0.64,
+        scores={"train": {"accuracy": 1.0, "f1_macro": 1.0},
+                "test": {"accuracy": test_accuracy, "f1_macro": 0.64}},
+    )
+    return data.model_copy(update={"performance": perf})
+
+
+def test_group15_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
+    """A train/test gap in macro F1 that is the never-predicted rare class's term (the
+    other classes' test rows are predicted as well as on train) is the rarity's symptom:
+    class_imbalance takes it in. When the common classes lose accuracy on test too, the
+    gap is overfitting of its own and stays (a rare class does not explain it)."""
+    rule = RULES.get("class_imbalance")()
+    only_rare = _group15_rare_missed(0.97)
+    assert "overfitting" in rule.explains_for(only_rare)
+    categories = [f.category for f in _diagnose(only_rare)]
+    assert categories[0] == "class_imbalance" and "overfitting" not in categories
+    common_too = _group15_rare_missed(0.85)
+    assert "overfitting" not in rule.explains_for(common_too)
+    assert "overfitting" in [f.category for f in _diagnose(common_too)]
 
 
 def test_decision_threshold_only_for_binary():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.decision_threshold import DecisionThreshold, positive_share
@@ -91,6 +93,38 @@ def threshold_is_the_cause(artifact) -> bool:
     )
 
 
+def rarity_explains_gap(artifact) -> bool:
+    """Whether the train/test gap is the missed rare class and nothing else: the model
+    predicts the rarest class for under a quarter of its share of test rows (so its test
+    rows are, nearly all, errors), and its accuracy on the *other* classes' test rows
+    (bounded by ``test accuracy / (1 - the rare class's test share)``) is within noise
+    of its training accuracy. Then a macro score that falls from train to test falls by
+    the missed class's term: the rarity is the cause, the gap its symptom (an overfit
+    model also loses accuracy on the common classes, and keeps its own finding)."""
+    if artifact.task == "regression":
+        return False
+    split, test = artifact.dataset.train, artifact.dataset.test
+    if split is None or test is None:
+        return False
+    found = _minority(split.label_distribution)
+    if found is None:
+        return False
+    label, share = found
+    predicted = predicted_share(artifact, label, split.label_distribution)
+    if predicted is None or predicted >= 0.25 * share or threshold_is_the_cause(artifact):
+        return False
+    scores = artifact.performance.scores
+    acc_train = scores.get("train", {}).get("accuracy")
+    acc_test = scores.get("test", {}).get("accuracy")
+    rare_test = test.label_distribution.get(label)
+    if acc_train is None or acc_test is None or rare_test is None or rare_test >= 1.0:
+        return False
+    n_rest = max(test.n_rows * (1.0 - rare_test), 1.0)
+    rest = min(acc_test / (1.0 - rare_test), 1.0)
+    noise = max(1.96 * math.sqrt(acc_train * (1.0 - acc_train) / n_rest), 1.0 / n_rest)
+    return acc_train - rest <= noise
+
+
 @register_rule
 class ClassImbalance(Rule):
     id = "class_imbalance"
@@ -131,10 +165,15 @@ class ClassImbalance(Rule):
     def explains_for(self, artifact):
         """Not a threshold that is the cause itself: when the model ranks the rare class
         well and only the 0.5 cut-off loses it, decision_threshold names the fix and
-        takes this finding in (see :func:`threshold_is_the_cause`)."""
+        takes this finding in (see :func:`threshold_is_the_cause`). The train/test gap
+        when it is the missed rare class alone (see :func:`rarity_explains_gap`)."""
+        explains = self.explains
         if threshold_is_the_cause(artifact):
-            return tuple(c for c in self.explains if c != "decision_threshold")
-        return self.explains
+            explains = tuple(c for c in explains if c != "decision_threshold")
+        if rarity_explains_gap(artifact):
+            # the train/test gap is the missed class's term of the macro score
+            explains = explains + ("overfitting",)
+        return explains
     modality_fixes = {
         "text": (
             "Weight the classes in the loss (`class_weight='balanced'`) or resample inside "

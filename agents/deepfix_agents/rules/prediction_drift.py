@@ -19,7 +19,8 @@ them, so this rule names their joint shift (measured by its importance-weighted 
 and Deepchecks' domain classifier) even when the predicted shares barely moved.
 Shifted outputs also make test-only symptoms: a share of one class far from its true
 share, probabilities that no longer match frequencies, a threshold tuned for the
-training population, and a train/test gap; those are folded in too.
+training population, and a train/test gap; those are folded in too, and so, when the
+inputs moved together, is a model no better than chance on the moved test rows.
 """
 
 from __future__ import annotations
@@ -394,9 +395,15 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         The same holds on tables when a feature moved a long way on its own (at least
         LARGE_SHIFT_SD training standard deviations): that shift is the cause, visible
         feature by feature, and the moved outputs its symptom. Only nudges too small to
-        stand out one by one, adding up in the output, leave prediction drift the cause."""
+        stand out one by one, adding up in the output, leave prediction drift the cause;
+        then it also explains a model at chance on the moved test rows (``underfitting``,
+        which feature drift explains for one moved feature)."""
         if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
             return tuple(c for c in self.explains if c != "feature_drift")
+        if joint_nudge(artifact) is not None:
+            # the inputs moved together while the outcomes stayed: a model scoring at
+            # chance on the moved test rows is that shift's harm, as with feature drift
+            return self.explains + ("underfitting",)
         return self.explains
 
     def title(self, signals, artifact):

@@ -196,27 +196,37 @@ def _f1_gain(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     return float(best - at_default)
 
 
-def _group_gap(task: str, served: Served, pred: np.ndarray) -> float | None:
-    """The largest gap between groups (>= 20 test rows) of a sensitive column: in
-    accuracy, or in mean absolute error over the target's standard deviation."""
+def _group_shortfall(task: str, served: Served, pred: np.ndarray) -> tuple[float, float] | None:
+    """How much worse the planted group (``DISADVANTAGED_GROUP``) of the sensitive column
+    is served than the best other group (>= 20 test rows each), with its standard error:
+    in accuracy, or in mean absolute error over the target's standard deviation. Signed:
+    a planted group served *better* is a negative shortfall, not a disparity the bug
+    made (the groups are a random 40/60 split, so some gap either way is chance)."""
     y = served.test[served.target].to_numpy()
-    gaps = []
+    planted = injectors_behaviour.DISADVANTAGED_GROUP
+    out = None
     for column in served.config["sensitive_features"]:
         groups = served.test[column].astype(str).to_numpy()
-        values = []
+        stats = {}
         for g in np.unique(groups):
             rows = groups == g
             if rows.sum() < 20:
                 continue
             if task == "regression":
                 spread = float(np.std(y.astype(float))) or 1.0
-                values.append(-np.abs(y[rows].astype(float) - pred[rows].astype(float)).mean()
-                              / spread)
+                errors = np.abs(y[rows].astype(float) - pred[rows].astype(float)) / spread
+                stats[g] = (-errors.mean(), errors.std(ddof=1) / np.sqrt(rows.sum()))
             else:
-                values.append((y[rows].astype(str) == pred[rows].astype(str)).mean())
-        if len(values) >= 2:
-            gaps.append(max(values) - min(values))
-    return float(max(gaps)) if gaps else None
+                p = (y[rows].astype(str) == pred[rows].astype(str)).mean()
+                stats[g] = (p, np.sqrt(p * (1 - p) / rows.sum()))
+        if planted not in stats or len(stats) < 2:
+            continue
+        best = max((g for g in stats if g != planted), key=lambda g: stats[g][0])
+        shortfall = stats[best][0] - stats[planted][0]
+        se = float(np.hypot(stats[best][1], stats[planted][1]))
+        if out is None or shortfall > out[0]:
+            out = (float(shortfall), se)
+    return out
 
 
 #: minimum measured harm for a case to count (category -> (measure, threshold))
@@ -230,7 +240,14 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     # behaviour categories (issue 15): the shortcut must cost the model on the test
     # split, and the groups must really be served unequally
     "spurious_correlation": ("score_drop", 0.02),
-    "group_disparity": ("group_gap", 0.05),
+    "group_disparity": ("group_shortfall", 0.05),
+}
+#: harm that must also stand out from sampling noise (category -> (z measure, minimum)):
+#: the disparity's groups are a random split of the test rows, so a gap of 0.05 between
+#: them arises by chance where the per-group scores are noisy (small groups, heavy-tailed
+#: targets); the planted group's shortfall must reach one-sided 95% significance
+HARM_BEYOND_NOISE: dict[str, tuple[str, float]] = {
+    "group_disparity": ("group_shortfall_z", 1.645),
 }
 
 
@@ -277,7 +294,10 @@ def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
     if out.get("score_test") is not None and out.get("score_clean") is not None:
         out["score_drop"] = out["score_clean"] - out["score_test"]
     if pred is not None and served.config.get("sensitive_features"):
-        out["group_gap"] = _group_gap(task, served, pred)
+        found = _group_shortfall(task, served, pred)
+        if found is not None:
+            out["group_shortfall"] = found[0]
+            out["group_shortfall_z"] = found[0] / found[1] if found[1] > 0 else None
     if out.get("score_test") is not None and out.get("score_train") is not None:
         out["train_test_gap"] = out["score_train"] - out["score_test"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
@@ -308,6 +328,11 @@ def validity(spec: CaseSpec, harm: dict[str, Any]) -> tuple[bool, str]:
             return False, f"{category}: {measure_name} not measurable"
         if value < threshold:
             return False, f"{category}: {measure_name}={value:.3f} < {threshold}"
+        if category in HARM_BEYOND_NOISE:
+            z_name, z_min = HARM_BEYOND_NOISE[category]
+            z = harm.get(z_name)
+            if z is None or z < z_min:
+                return False, f"{category}: {z_name}={z} < {z_min} (within sampling noise)"
     return True, ""
 
 

@@ -156,6 +156,9 @@ def _overconfident(wf: Workflow, level: Any) -> None:
 # --------------------------------------------------------------------------- fairness
 
 _GROUP_COLUMN = "demographic_group"
+#: the group whose features are garbled: the one the model must serve worse for the
+#: case to count (``cases.measure`` measures its shortfall, not any gap)
+DISADVANTAGED_GROUP = "B"
 
 
 @injector(
@@ -173,8 +176,8 @@ def _disparity(wf: Workflow, share: float) -> None:
     cols = wf.informative(min(len(wf.numeric), max(3, len(wf.numeric) // 3)))
     for split in ("train", "test"):
         frame = getattr(wf, split).copy()
-        group = np.where(wf.rng.random(len(frame)) < 0.4, "B", "A").astype(object)
-        rows = np.flatnonzero(group == "B")
+        group = np.where(wf.rng.random(len(frame)) < 0.4, DISADVANTAGED_GROUP, "A").astype(object)
+        rows = np.flatnonzero(group == DISADVANTAGED_GROUP)
         for col in cols:
             hit = rows[wf.rng.random(rows.size) < share]
             values = frame[col].to_numpy(copy=True)
