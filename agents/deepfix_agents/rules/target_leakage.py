@@ -117,9 +117,10 @@ class TargetLeakage(Rule):
         "errors of chance, at least 3 other features) is label-only, a post-outcome value: "
         "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
-        "as below; x0.5 when shuffling it on test costs the model no more than twice that "
+        "as below). Both the association pattern and the label-only score are x0.5 when "
+        "shuffling the feature on test costs the model no more than twice that "
         "measurement's noise, or 0.01: the model does not use it, so it does no measured "
-        "harm). Pattern scores are scaled by 0.5-1.0 "
+        "harm. Pattern scores are scaled by 0.5-1.0 "
         "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
         "tasks (one-vs-rest associations overstate a feature that isolates one class)."
     )
@@ -129,9 +130,11 @@ class TargetLeakage(Rule):
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
+            unused = unused_by_model(artifact.intervention("permute_feature", column.name))
             yield self.signal(
                 "dataset",
-                score=damping * interp(column.target_association, ASSOCIATION_SCORE),
+                score=damping * interp(column.target_association, ASSOCIATION_SCORE)
+                * (UNUSED_LEAK_FACTOR if unused else 1.0),
                 confidence=0.8,
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
