@@ -419,6 +419,38 @@ def test_a_relation_holding_in_one_slice_is_found_when_the_model_applies_it_ever
     assert "not drift" in finding.explanation
 
 
+def test_leak15_slice_only_reliance_needs_class_decisions():
+    """A regressor fitted to class codes moves every output a little when any column is
+    shuffled: the 'share of decisions that change' then counts no decisions, and the same
+    slice-only evidence that is high for a classifier is not scored at all."""
+    from mlflow_deepfix.schemas import ModelInfo, PerformanceSummary
+
+    train, test = _watermark_frame(0), _watermark_frame(1)
+
+    def everywhere(frame):
+        return ((frame["x"] + (frame["marker"] - 72.5) / 6) > 0).astype(int).to_numpy()
+
+    found = measure_spurious(everywhere, train, test, target="label",
+                             task="binary_classification",
+                             feature_names=["x", "marker", "site"],
+                             cat_features=["site"]).slice_only
+    summary = SpuriousSummary(n_rows_train=500, n_rows_test=500, metric="accuracy",
+                              slice_only=found)
+    labels = SplitStats(name="test", n_rows=1000, n_columns=3,
+                        label_distribution={"0": 0.5, "1": 0.5})
+
+    def scored(**model):
+        artifact = ArtifactData(
+            task="binary_classification",
+            dataset=DatasetSummary(target="label", test=labels), spurious=summary, **model)
+        return [s for s in _signals(artifact) if s.category == "spurious_correlation"]
+
+    assert scored(performance=PerformanceSummary(prediction_distribution={"0": 0.5, "1": 0.5}))
+    assert not scored(model=ModelInfo(output_kind="continuous"))
+    assert not scored(performance=PerformanceSummary(
+        prediction_distribution={"0.13": 0.3, "0.58": 0.3, "0.91": 0.4}))
+
+
 def _artifact(**probes) -> ArtifactData:
     test = SplitStats(name="test", n_rows=1000, n_columns=3)
     return ArtifactData(task="binary_classification",

@@ -250,6 +250,44 @@ def test_a_feature_nothing_else_explains_is_a_leak_with_refit_evidence():
     assert any("0.950 to 0.680" in e.detail and "rests on it" in e.detail for e in top.evidence)
 
 
+def _leak15_permuted(change, noise=0.02):
+    return Intervention(kind="permute_feature", category="target_leakage", target="a",
+                        metric="f1_macro", score_before=0.95, score_after=0.95 + change,
+                        noise=noise, n_rows=400)
+
+
+def _leak15_leak_signal_score(*interventions):
+    data = with_interventions(artifact(), _label_only(0.04), *interventions)
+    return max(s.score for s in RULES.get("target_leakage")().detect("intervention", data))
+
+
+def test_leak15_a_label_only_feature_the_model_ignores_scores_lower():
+    """Severity is measured harm: shuffling the feature on test costing nothing beyond noise
+    means this model does not rely on it, so the finding is scaled down (not dropped)."""
+    relied = _leak15_leak_signal_score(_leak15_permuted(-0.30))
+    ignored = _leak15_leak_signal_score(_leak15_permuted(-0.01))
+    assert ignored == pytest.approx(relied * 0.5, abs=1e-3)
+    assert ignored > 0
+
+
+def test_leak15_a_near_perfect_feature_the_model_ignores_scores_lower():
+    """The association pattern (>= 0.97 on train) follows the same measured-harm rule."""
+    from tests.test_rules_model import artifact as model_artifact
+
+    def pattern_score(*interventions):
+        data = with_interventions(model_artifact(), *interventions)
+        train = data.dataset.train.model_copy(update={"columns": [
+            c.model_copy(update={"target_association": 0.999}) if c.name == "a" else c
+            for c in data.dataset.train.columns]})
+        data = data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
+        found = RULES.get("target_leakage")().detect("dataset", data)
+        return max(s.score for s in found if s.facts.get("feature") == "a")
+
+    relied = pattern_score(_leak15_permuted(-0.30))
+    assert pattern_score(_leak15_permuted(-0.005)) == pytest.approx(relied * 0.5, abs=1e-3)
+    assert pattern_score() == relied
+
+
 def test_a_strong_feature_shared_with_others_is_not_a_leak():
     data = with_interventions(artifact(), _label_only(0.9))
     assert all(f.category != "target_leakage" for f in findings_of(data))

@@ -34,6 +34,28 @@ SLICE_RELIANCE_SCORE_REGRESSION = ((0.05, 0.0), (0.1, 0.3), (0.2, 0.5), (0.35, 0
 #: marginal shift (KS / total variation) above which drift is the likelier reading
 DRIFT_SHIFT = 0.2
 DRIFT_FACTOR = 0.5
+#: a classifier whose test outputs are mostly not class labels (a regressor fitted to
+#: class codes) has no decisions to follow a feature: every output moves a little when
+#: any input is shuffled, so a "share of decisions that change" means nothing
+NON_LABEL_OUTPUTS = 0.5
+
+
+def outputs_are_decisions(artifact) -> bool:
+    """Whether the model's test outputs are class labels (always true for regression)."""
+    if artifact.task == "regression":
+        return True
+    if artifact.model.output_kind == "continuous":
+        return False
+    predicted = artifact.performance.prediction_distribution
+    dataset = artifact.dataset
+    labels = set(dataset.test.label_distribution) if dataset.test is not None else set()
+    if dataset.train is not None:
+        labels |= set(dataset.train.label_distribution)
+    labels -= {"<other>"}
+    if not predicted or not labels:
+        return True
+    outside = sum(v for k, v in predicted.items() if k not in labels)
+    return outside < NON_LABEL_OUTPUTS
 
 
 def broken(item) -> bool:
@@ -89,7 +111,8 @@ class SpuriousCorrelation(Rule):
         "the interval of the difference above 0.25): the share of evaluation decisions outside "
         "the slice that change when the feature is shuffled there: 0.03 -> 0, 0.08 -> 0.3, "
         "0.15 -> 0.5, 0.25 -> 0.7, 0.4 -> 0.85 (regression: mean change in target SDs, "
-        "0.05 -> 0, 0.1 -> 0.3, 0.2 -> 0.5, 0.35 -> 0.7, 0.5 -> 0.85)."
+        "0.05 -> 0, 0.1 -> 0.3, 0.2 -> 0.5, 0.35 -> 0.7, 0.5 -> 0.85); not scored for a "
+        "classifier whose test outputs are mostly not class labels (no decisions to count)."
     )
     explains = (
         "overfitting",
@@ -147,7 +170,8 @@ class SpuriousCorrelation(Rule):
                 shift=item.marginal_shift,
                 drifted=drifted,
             )
-        yield from self._slice_only(summary, artifact.task)
+        if outputs_are_decisions(artifact):
+            yield from self._slice_only(summary, artifact.task)
 
     def _slice_only(self, summary, task):
         """A relation that holds only inside one slice, applied by the model everywhere."""

@@ -30,6 +30,20 @@ LABEL_ONLY_SCORE = ((0.8, 0.45), (0.9, 0.6), (0.97, 0.75), (0.99, 0.85))
 SHARED_NOISE_UNITS = 3.0
 #: the test needs other features to share with
 MIN_OTHER_FEATURES = 3
+#: a label-only feature that the model does not use (shuffling it on test costs no more
+#: than the noise of that measurement) does this model no measured harm: its score is
+#: scaled by this factor
+UNUSED_LEAK_FACTOR = 0.5
+#: score change below which a shuffle costs nothing, whatever its noise estimate
+UNUSED_LEAK_FLOOR = 0.01
+
+
+def unused_by_model(permuted) -> bool:
+    """True when shuffling the feature across test rows costs the model nothing beyond
+    the noise of that measurement: the model does not rely on it."""
+    if permuted is None or permuted.change is None:
+        return False
+    return -permuted.change <= max(2.0 * (permuted.noise or 0.0), UNUSED_LEAK_FLOOR)
 
 
 def label_only(intervention) -> bool:
@@ -103,7 +117,10 @@ class TargetLeakage(Rule):
         "errors of chance, at least 3 other features) is label-only, a post-outcome value: "
         "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
-        "as below). Pattern scores are scaled by 0.5-1.0 "
+        "as below). Both the association pattern and the label-only score are x0.5 when "
+        "shuffling the feature on test costs the model no more than twice that "
+        "measurement's noise, or 0.01: the model does not use it, so it does no measured "
+        "harm. Pattern scores are scaled by 0.5-1.0 "
         "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
         "tasks (one-vs-rest associations overstate a feature that isolates one class)."
     )
@@ -113,9 +130,11 @@ class TargetLeakage(Rule):
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
+            unused = unused_by_model(artifact.intervention("permute_feature", column.name))
             yield self.signal(
                 "dataset",
-                score=damping * interp(column.target_association, ASSOCIATION_SCORE),
+                score=damping * interp(column.target_association, ASSOCIATION_SCORE)
+                * (UNUSED_LEAK_FACTOR if unused else 1.0),
                 confidence=0.8,
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
@@ -185,6 +204,9 @@ class TargetLeakage(Rule):
                 # the association is one-vs-rest: a real feature that isolates one class
                 # reads as strong, and the label-only test inherits that overstatement
                 score *= MULTICLASS_FACTOR
+            permuted = artifact.intervention("permute_feature", column)
+            if unused_by_model(permuted):
+                score *= UNUSED_LEAK_FACTOR
             yield self.signal(
                 "intervention",
                 score=score,
@@ -222,7 +244,6 @@ class TargetLeakage(Rule):
                     check="drop_feature",
                     feature=column,
                 )
-            permuted = artifact.intervention("permute_feature", column)
             if permuted is not None and permuted.change is not None:
                 yield self.signal(
                     "intervention",
