@@ -214,6 +214,24 @@ class Overfitting(Rule):
     explains = ("poor_calibration", "weak_segment", "fragile_predictions", "overconfident_slice")
     checks = ("Train Test Performance", "Boosting Overfit")
 
+    def explains_for(self, artifact):
+        """A model that reproduces its training rows (training score at least
+        ``MEMORISED``) and scores no better than chance on test, while the labels are
+        learnable (a simple baseline does clearly better), is not too weak: the
+        chance-level score is the symptom of its memorisation (``underfitting``'s
+        no-better-than-chance finding is folded into this one). When no baseline learns
+        the labels either, the labels look unrelated to the features and that finding
+        stays the cause (it explains the train/test gap)."""
+        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+        train = artifact.performance.train_score
+        if train is None or _clip(train) < MEMORISED:
+            return self.explains
+        measured = at_chance(artifact)
+        if measured is not None and signal_is_learnable(artifact, measured) is not True:
+            return self.explains
+        return (*self.explains, "underfitting")
+
     def detect_model(self, artifact):
         own = _own(artifact)
         if own is None or own["score"] <= 0:
