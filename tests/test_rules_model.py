@@ -669,6 +669,16 @@ def test_fit15_memorising_model_lag_short_of_two_standard_errors_counts_in_part(
     assert assess("overfitting", _small_split(0.95, 0.61, 0.728, 0.064, 54))[0] == "low"
 
 
+def test_fit15_memorising_model_lag_harm_floor_counts_with_its_significance():
+    """Train F1 1.00, test 0.89 on 45 rows, a tree baseline 1.00: the gap is within the
+    worst-case margin of 45 rows, and the lag of 0.11 is 1.7 standard errors (0.067),
+    short of a measured lag: the lag's harm floor counts two thirds of the way (low, not
+    silent); at 1 standard error (0.112) it is noise and nothing is reported."""
+    severity, _, _ = assess("overfitting", _small_split(1.0, 0.888, 1.0, 0.067))
+    assert severity == "low"
+    assert assess("overfitting", _small_split(1.0, 0.888, 1.0, 0.112))[0] in HEALTHY
+
+
 def _fit15_memorising_regressor_at_chance(linear_test):
     """An unregularised regressor that reproduces its training targets (R2 1.00) and
     scores -1.96 on test, within noise of predicting the mean (noise 0.34), beside a

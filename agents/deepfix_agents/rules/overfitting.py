@@ -22,9 +22,11 @@ GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.
 LAG_FACTOR = ((0.0, 0.4), (0.05, 1.0))
 #: a model that memorises its training rows (training score at least ``MEMORISED``) and
 #: lags the best baseline within ``LAG_NOISE_UNITS`` standard errors: the lag in standard
-#: errors -> multiplier of the gap score (1 standard error or less is noise: 0.4 as for
-#: benign memorisation; rising to the full gap at the 2 standard errors of a measured lag)
-MEMORISED_LAG_Z_FACTOR = ((1.0, 0.4), (2.0, 1.0))
+#: errors -> how sure the lag is (1 standard error or less is noise: 0; the 2 standard
+#: errors of a measured lag: 1). It moves the gap's multiplier from the benign 0.4 towards
+#: the full 1.0 and scales the lag's harm floor (``LAG_HARM_SCORE``), instead of both
+#: jumping at 2 standard errors
+MEMORISED_LAG_SURE = ((1.0, 0.0), (2.0, 1.0))
 #: a lag within this many standard errors of the test score is no measured harm: two
 #: models scored on the same rows of a small test split differ by that much by chance
 LAG_NOISE_UNITS = 2.0
@@ -124,16 +126,18 @@ def _own(artifact) -> dict | None:
         memorises = _clip(train) >= MEMORISED
         lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
         if not within_noise:
-            factor = interp(lag, LAG_FACTOR)
+            sure = 1.0
         elif memorises:
             # a model that reproduces its training rows and still lags the baseline by
-            # more than one standard error is more likely harmed than not: the factor
-            # rises with the lag's significance instead of jumping at 2 standard errors
-            # (and never above what the lag's size gives beyond them)
-            factor = min(interp(lag_z, MEMORISED_LAG_Z_FACTOR), interp(lag, LAG_FACTOR))
+            # more than one standard error is more likely harmed than not: the lag counts
+            # with its significance instead of jumping at 2 standard errors
+            sure = interp(lag_z, MEMORISED_LAG_SURE)
         else:
-            factor = interp(0.0, LAG_FACTOR)
-        lag_harm = 0.0 if within_noise or not memorises else interp(lag, LAG_HARM_SCORE)
+            sure = 0.0
+        benign = LAG_FACTOR[0][1]
+        # never above what the lag's size gives beyond the noise
+        factor = min(benign + (1.0 - benign) * sure, interp(lag, LAG_FACTOR))
+        lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorises else 0.0
     else:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
         memorises = _clip(train) >= MEMORISED
@@ -194,7 +198,8 @@ class Overfitting(Rule):
         "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; for a "
         "model that memorises its training rows (training score >= 0.97) the factor within "
         "those 2 standard errors rises with the lag's significance instead, x0.4 at 1 "
-        "standard error to x1.0 at 2 (never above what the lag's size gives); x0.8 "
+        "standard error to x1.0 at 2 (never above what the lag's size gives), and so does "
+        "its lag harm floor below (0 at 1 standard error, full at 2); x0.8 "
         "without baselines. A model that memorises its training rows (training score >= "
         "0.97) and lags the best baseline beyond those 2 standard errors scores at least "
         "its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8 (the gap's worst-case "
