@@ -970,6 +970,37 @@ def test_label_drift_ks_confidence_follows_its_significance():
     assert large.confidence > 0.85
 
 
+def _fit15_shifted_labels(n_train, n_test):
+    """A 3-class split whose class '2' is 27% of train labels but 41% of test labels
+    (total variation 0.14), on ``n_train`` / ``n_test`` rows."""
+    art = artifact(n_train=n_train, n_test=n_test, task="multiclass_classification")
+    dataset = art.dataset
+    train = dataset.train.model_copy(
+        update={"label_distribution": {"0": 0.43, "1": 0.30, "2": 0.27}}
+    )
+    test = dataset.test.model_copy(
+        update={"label_distribution": {"0": 0.33, "1": 0.26, "2": 0.41}}
+    )
+    return art.model_copy(
+        update={"dataset": dataset.model_copy(update={"train": train, "test": test})}
+    )
+
+
+def test_fit15_label_drift_within_sampling_noise_is_at_most_low():
+    """The same class shares moved by 14 points: between 124 and 54 rows that is 1.9
+    standard errors of sampling noise, what two random draws of one population show (at
+    most low, and the evidence says so); between 1240 and 540 rows it is 6 standard
+    errors, an unrepresentative split (medium)."""
+    small = _fit15_shifted_labels(124, 54)
+    assert severity_of("label_drift", small) == "low"
+    (signal,) = RULES.get("label_drift")().detect("dataset", small)
+    assert "standard errors of sampling noise" in signal.evidence.detail
+    large = _fit15_shifted_labels(1240, 540)
+    assert severity_of("label_drift", large) == "medium"
+    (signal,) = RULES.get("label_drift")().detect("dataset", large)
+    assert "sampling noise" not in signal.evidence.detail
+
+
 def test_natural_conflicts_discount_the_deepchecks_share_and_explain_no_underfitting():
     """Two 3-valued columns: 30% conflicting rows are natural coincidences. Deepchecks'
     Conflicting Labels share counts the same coincidences, so it is damped alike (medium,

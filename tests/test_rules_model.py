@@ -675,6 +675,68 @@ def test_overfitting_memorising_model_behind_a_baseline_on_a_small_split():
     assert assess("overfitting", _small_split(0.88, 0.74, 0.88, 0.069))[0] in HEALTHY
 
 
+def test_fit15_memorising_model_lag_short_of_two_standard_errors_counts_in_part():
+    """Train F1 1.00, test 0.61 on 54 rows, a tree baseline 0.73 on the same rows: a lag
+    of 1.8 standard errors (0.064) is short of the 2 a measured lag needs, but a model that
+    reproduces its training rows and lags that far is more likely harmed than not, so the
+    gap counts nearly fully (high); at 1 standard error (0.118) it is the benign
+    memorisation's x0.4 (low), and a model that does not memorise its training rows keeps
+    x0.4 whatever the lag's significance."""
+    severity, _, signals = assess("overfitting", _small_split(1.0, 0.61, 0.728, 0.064, 54))
+    assert severity == "high"
+    assert "standard errors of the test score above it" in signals[0].evidence.detail
+    noisy, _, signals = assess("overfitting", _small_split(1.0, 0.61, 0.728, 0.118, 54))
+    assert noisy == "low"
+    assert "within noise" in signals[0].evidence.detail
+    assert assess("overfitting", _small_split(0.95, 0.61, 0.728, 0.064, 54))[0] == "low"
+
+
+def test_fit15_memorising_model_lag_harm_floor_counts_with_its_significance():
+    """Train F1 1.00, test 0.89 on 45 rows, a tree baseline 1.00: the gap is within the
+    worst-case margin of 45 rows, and the lag of 0.11 is 1.7 standard errors (0.067),
+    short of a measured lag: the lag's harm floor counts two thirds of the way (low, not
+    silent); at 1 standard error (0.112) it is noise and nothing is reported."""
+    severity, _, _ = assess("overfitting", _small_split(1.0, 0.888, 1.0, 0.067))
+    assert severity == "low"
+    assert assess("overfitting", _small_split(1.0, 0.888, 1.0, 0.112))[0] in HEALTHY
+
+
+def _fit15_memorising_regressor_at_chance(linear_test):
+    """An unregularised regressor that reproduces its training targets (R2 1.00) and
+    scores -1.96 on test, within noise of predicting the mean (noise 0.34), beside a
+    linear baseline scoring ``linear_test`` on the same rows."""
+    perf = PerformanceSummary(
+        metric="r2", train_score=1.0, test_score=-1.96, prediction_spread_ratio=1.0
+    )
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", cv_score=0.0, test_score=0.0),
+        BaselineResult(name="linear", metric="r2", cv_score=linear_test, test_score=linear_test),
+    ]
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+        score_after=-1.96, noise=0.34, n_rows=360,
+    )
+    data = data.model_copy(update={"interventions": [chance]})
+    signals = [s for r in RULES for src in ALL_SOURCES for s in r().detect(src, data)]
+    assert any(s.category == "underfitting" and s.facts.get("chance") for s in signals)
+    return reason(signals, data)
+
+
+def test_fit15_memorisation_explains_a_chance_level_score_when_the_labels_are_learnable():
+    """The no-better-than-chance finding of a model that memorises its training rows
+    while a linear baseline learns the labels (0.16) is folded into overfitting (the
+    cause), not reported as a model too weak for the signal; when no baseline learns the
+    labels either (-1.8: within noise of the model), they look unrelated to the features
+    and that finding stays the cause."""
+    learnable = [f.category for f in _fit15_memorising_regressor_at_chance(0.16)]
+    assert learnable[0] == "overfitting"
+    assert "underfitting" not in learnable
+    unrelated = [f.category for f in _fit15_memorising_regressor_at_chance(-1.8)]
+    assert unrelated[0] == "underfitting"
+    assert "overfitting" not in unrelated
+
+
 def test_overfitting_lag_far_beyond_noise_is_sure_on_a_small_split():
     """On 45 test rows a lag of three standard errors or more is no longer uncertain: the
     finding keeps the confidence of a large split."""

@@ -26,6 +26,12 @@ MEAN_SHIFT_Z = 3.0
 #: ``SURE_SHIFT_CONFIDENCE``: a shift far beyond what drawing the splits at random gives
 #: is surely an unrepresentative split
 SHIFT_Z_RAISE = ((3.0, 0.0), (6.0, 1.0))
+#: classification: a moved class share within this many standard errors of sampling
+#: noise is what two random draws of one population show on splits this small: not a
+#: measured unrepresentative split, so at most ``WITHIN_NOISE_CAP`` (low; a low finding
+#: absorbs no symptoms)
+SHIFT_NOISE_Z = 2.0
+WITHIN_NOISE_CAP = 0.39
 SURE_SHIFT_CONFIDENCE = 0.97
 
 
@@ -89,7 +95,8 @@ class LabelDrift(PeriodDriftHarm, Rule):
     )
     severity_policy = (
         "Classification: total variation distance between class shares, 0.1 -> 0.25, 0.15 -> "
-        "0.45, 0.25 -> 0.7, 0.4 -> 0.9. Regression: the target mean's shift in training SDs, less what the "
+        "0.45, 0.25 -> 0.7, 0.4 -> 0.9; at most 0.39 (low) when the most moved class's share "
+        "differs by less than 2 standard errors of sampling noise. Regression: the target mean's shift in training SDs, less what the "
         "model's predictions moved (the part the inputs explain), once beyond 3 standard errors, 0.2 -> 0.25, 0.35 -> 0.45, 0.5 -> 0.6, 0.8 -> 0.8; and (corroboration) "
         "Deepchecks' Label Drift score 0.15 -> 0.25, 0.25 -> 0.5, 0.4 -> 0.75. Capped at low on a chronological split "
         "whose test period costs neither the baseline ladder nor the model anything measurable "
@@ -142,6 +149,9 @@ class LabelDrift(PeriodDriftHarm, Rule):
         moved = max(set(train) | set(test), key=lambda k: (abs(train.get(k, 0) - test.get(k, 0)), k))
         z = share_shift_z(train.get(moved, 0.0), dataset.train.n_rows, test.get(moved, 0.0),
                           dataset.test.n_rows)
+        within_noise = z < SHIFT_NOISE_Z
+        if within_noise:
+            score = min(score, WITHIN_NOISE_CAP)
         yield self.signal(
             "dataset",
             score=score,
@@ -149,6 +159,8 @@ class LabelDrift(PeriodDriftHarm, Rule):
             detail=(
                 f"class {moved!r} is {pct(train.get(moved, 0.0))} of train labels but "
                 f"{pct(test.get(moved, 0.0))} of test labels (total variation {distance:.2f})"
+                + (f"; only {z:.1f} standard errors of sampling noise at these split sizes"
+                   if within_noise else "")
             ),
             value=distance,
             label=moved,

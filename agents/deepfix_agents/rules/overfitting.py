@@ -20,6 +20,13 @@ GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.
 #: how far the model's test score lags the best simple baseline -> multiplier of the gap
 #: score; a lag within ``LAG_NOISE_UNITS`` standard errors (:func:`lag_noise`) counts as 0
 LAG_FACTOR = ((0.0, 0.4), (0.05, 1.0))
+#: a model that memorises its training rows (training score at least ``MEMORISED``) and
+#: lags the best baseline within ``LAG_NOISE_UNITS`` standard errors: the lag in standard
+#: errors -> how sure the lag is (1 standard error or less is noise: 0; the 2 standard
+#: errors of a measured lag: 1). It moves the gap's multiplier from the benign 0.4 towards
+#: the full 1.0 and scales the lag's harm floor (``LAG_HARM_SCORE``), instead of both
+#: jumping at 2 standard errors
+MEMORISED_LAG_SURE = ((1.0, 0.0), (2.0, 1.0))
 #: a lag within this many standard errors of the test score is no measured harm: two
 #: models scored on the same rows of a small test split differ by that much by chance
 LAG_NOISE_UNITS = 2.0
@@ -116,11 +123,24 @@ def _own(artifact) -> dict | None:
         # the metric's own units, so the raw scores are compared with it (an R2 far below
         # zero lags clearly even though both clip to similar values)
         within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
-        factor = interp(0.0 if within_noise else lag, LAG_FACTOR)
         memorises = _clip(train) >= MEMORISED
-        lag_harm = 0.0 if within_noise or not memorises else interp(lag, LAG_HARM_SCORE)
+        lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
+        if not within_noise:
+            sure = 1.0
+        elif memorises:
+            # a model that reproduces its training rows and still lags the baseline by
+            # more than one standard error is more likely harmed than not: the lag counts
+            # with its significance instead of jumping at 2 standard errors
+            sure = interp(lag_z, MEMORISED_LAG_SURE)
+        else:
+            sure = 0.0
+        benign = LAG_FACTOR[0][1]
+        # never above what the lag's size gives beyond the noise
+        factor = min(benign + (1.0 - benign) * sure, interp(lag, LAG_FACTOR))
+        lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorises else 0.0
     else:
-        lag, factor, within_noise, lag_harm = None, NO_BASELINE_FACTOR, False, 0.0
+        lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
+        memorises = _clip(train) >= MEMORISED
     return {
         "train_score": train,
         "test_score": test,
@@ -131,6 +151,9 @@ def _own(artifact) -> dict | None:
         "lag": lag,
         "lag_noise": noise,
         "lag_within_noise": within_noise,
+        "lag_z": lag_z,
+        "memorises": memorises,
+        "factor": factor,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
     }
@@ -172,7 +195,11 @@ class Overfitting(Rule):
         "good as the best simple baseline's or lags it by no more than 2 standard errors of "
         "the test score (benign memorisation; the standard error is the chance-level "
         "measurement's noise, else 0.5/sqrt(n_test), and the raw scores are compared with "
-        "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; x0.8 "
+        "it: an R2 far below 0 lags clearly), rising to x1.0 at a lag of 0.05 or more; for a "
+        "model that memorises its training rows (training score >= 0.97) the factor within "
+        "those 2 standard errors rises with the lag's significance instead, x0.4 at 1 "
+        "standard error to x1.0 at 2 (never above what the lag's size gives), and so does "
+        "its lag harm floor below (0 at 1 standard error, full at 2); x0.8 "
         "without baselines. A model that memorises its training rows (training score >= "
         "0.97) and lags the best baseline beyond those 2 standard errors scores at least "
         "its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8 (the gap's worst-case "
@@ -192,6 +219,24 @@ class Overfitting(Rule):
     explains = ("poor_calibration", "weak_segment", "fragile_predictions", "overconfident_slice")
     checks = ("Train Test Performance", "Boosting Overfit")
 
+    def explains_for(self, artifact):
+        """A model that reproduces its training rows (training score at least
+        ``MEMORISED``) and scores no better than chance on test, while the labels are
+        learnable (a simple baseline does clearly better), is not too weak: the
+        chance-level score is the symptom of its memorisation (``underfitting``'s
+        no-better-than-chance finding is folded into this one). When no baseline learns
+        the labels either, the labels look unrelated to the features and that finding
+        stays the cause (it explains the train/test gap)."""
+        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+        train = artifact.performance.train_score
+        if train is None or _clip(train) < MEMORISED:
+            return self.explains
+        measured = at_chance(artifact)
+        if measured is not None and signal_is_learnable(artifact, measured) is not True:
+            return self.explains
+        return (*self.explains, "underfitting")
+
     def detect_model(self, artifact):
         own = _own(artifact)
         if own is None or own["score"] <= 0:
@@ -202,7 +247,13 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
-            if own["lag_within_noise"]:
+            if own["lag_within_noise"] and own["memorises"] and own["factor"] > 0.4:
+                detail += (
+                    f" ({own['lag_z']:.1f} standard errors of the test score above it, short of "
+                    f"{LAG_NOISE_UNITS:g}: a model that reproduces its training rows and lags "
+                    "this much is more likely than not giving test score away)"
+                )
+            elif own["lag_within_noise"]:
                 detail += (
                     f" (within noise: {LAG_NOISE_UNITS:g} standard errors of the test score are "
                     f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
