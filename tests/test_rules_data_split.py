@@ -711,6 +711,50 @@ def test_split_size_explains_noisy_symptoms():
     assert {"weak_segment", "label_drift", "feature_drift"} <= set(explains)
 
 
+def _two15_reason_all(art: ArtifactData):
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, art)
+    ]
+    return reason(signals, art)
+
+
+def _two15_swapped_split(test_constant: bool) -> ArtifactData:
+    """40 training rows, 529 test rows; 'rare' holds one value in every training row and
+    varies in test (``test_constant=False``) or is stuck in both splits."""
+    features = [num(f"x{i}", 40) for i in range(8)]
+    rare_train = num("rare", 40, n_unique=1, unique_fraction=0.025, top_fraction=1.0)
+    rare_test = (
+        num("rare", 529, n_unique=1, unique_fraction=0.002, top_fraction=1.0)
+        if test_constant
+        else num("rare", 529, n_unique=2, unique_fraction=0.004, top_fraction=0.95)
+    )
+    return artifact(
+        features + [rare_train],
+        [num(c.name, 529) for c in features] + [rare_test],
+        n_train=40,
+        n_test=529,
+    )
+
+
+def test_two15_scarce_training_rows_explain_a_column_constant_only_in_train():
+    """A rare value the 40 training rows did not draw is the split's consequence (folded
+    into it); a column stuck in both splits is an independent bug and keeps its finding."""
+    art = _two15_swapped_split(test_constant=False)
+    assert "constant_feature" in RULES.get("split_size_mismatch")().explains_for(art)
+    assert finding("constant_feature", art) is not None
+    categories = [f.category for f in _two15_reason_all(art)]
+    assert categories[0] == "split_size_mismatch" and "constant_feature" not in categories
+
+    stuck = _two15_swapped_split(test_constant=True)
+    assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(stuck)
+    assert "constant_feature" in [f.category for f in _two15_reason_all(stuck)]
+    # a proportionate split (1000 / 300 rows) explains no constant column
+    assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(artifact())
+
+
 # --------------------------------------------------------------------------- data_type_issues
 
 
