@@ -755,6 +755,29 @@ def test_two15_scarce_training_rows_explain_a_column_constant_only_in_train():
     assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(artifact())
 
 
+def test_two15_rows_repeated_with_another_label_explain_the_overlap_they_cause():
+    """34% of training rows are repeats with another label and 36% of test rows appear in
+    train: a random split sent copies of the repeats to both sides, so the overlap is
+    folded into conflicting_labels. Few repeats (5%) cannot account for 36% overlap:
+    both findings stand."""
+
+    def art(conflicts: float) -> ArtifactData:
+        return artifact(
+            train_kw={"conflicting_label_fraction": conflicts},
+            comparison=SplitComparison(overlap_fraction=0.36, test_to_train_ratio=0.3),
+        )
+
+    covered = art(0.34)
+    assert "train_test_overlap" in RULES.get("conflicting_labels")().explains_for(covered)
+    assert finding("train_test_overlap", covered) is not None
+    categories = [f.category for f in _two15_reason_all(covered)]
+    assert "conflicting_labels" in categories and "train_test_overlap" not in categories
+
+    few = art(0.05)
+    assert "train_test_overlap" not in RULES.get("conflicting_labels")().explains_for(few)
+    assert "train_test_overlap" in [f.category for f in _two15_reason_all(few)]
+
+
 # --------------------------------------------------------------------------- data_type_issues
 
 
