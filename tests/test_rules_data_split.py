@@ -947,6 +947,21 @@ def test_overlap_expected_from_few_distinct_feature_values_is_damped():
     assert finding("train_test_overlap", leaked)["severity"] == "critical"
 
 
+def test_two15_deepchecks_mix_of_natural_repeats_is_no_surer_than_the_statistics():
+    """The Deepchecks mix counts the same natural repeats as the dataset signal: its score
+    is damped and its confidence is no higher than that signal's (0.6), so the finding
+    does not win a tie at low on the surer-looking check; a real leak keeps 0.85."""
+    columns = [cat(f"q{i}", n_unique=5, top_fraction=0.2) for i in range(5)]
+    art = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.10, mix=0.07)
+    rule = RULES.get("train_test_overlap")()
+    (check,) = rule.detect("deepchecks", art)
+    assert check.facts["natural"] and check.confidence <= 0.6
+    assert finding("train_test_overlap", art)["confidence"] <= 0.85
+    leak = _overlap_case(None, None, 0.10, mix=0.08)
+    (check,) = rule.detect("deepchecks", leak)
+    assert check.confidence == 0.85
+
+
 # ------------------------------------------- chance repeats calibrated on the other split
 
 
