@@ -711,6 +711,73 @@ def test_split_size_explains_noisy_symptoms():
     assert {"weak_segment", "label_drift", "feature_drift"} <= set(explains)
 
 
+def _two15_reason_all(art: ArtifactData):
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, art)
+    ]
+    return reason(signals, art)
+
+
+def _two15_swapped_split(test_constant: bool) -> ArtifactData:
+    """40 training rows, 529 test rows; 'rare' holds one value in every training row and
+    varies in test (``test_constant=False``) or is stuck in both splits."""
+    features = [num(f"x{i}", 40) for i in range(8)]
+    rare_train = num("rare", 40, n_unique=1, unique_fraction=0.025, top_fraction=1.0)
+    rare_test = (
+        num("rare", 529, n_unique=1, unique_fraction=0.002, top_fraction=1.0)
+        if test_constant
+        else num("rare", 529, n_unique=2, unique_fraction=0.004, top_fraction=0.95)
+    )
+    return artifact(
+        features + [rare_train],
+        [num(c.name, 529) for c in features] + [rare_test],
+        n_train=40,
+        n_test=529,
+    )
+
+
+def test_two15_scarce_training_rows_explain_a_column_constant_only_in_train():
+    """A rare value the 40 training rows did not draw is the split's consequence (folded
+    into it); a column stuck in both splits is an independent bug and keeps its finding."""
+    art = _two15_swapped_split(test_constant=False)
+    assert "constant_feature" in RULES.get("split_size_mismatch")().explains_for(art)
+    assert finding("constant_feature", art) is not None
+    categories = [f.category for f in _two15_reason_all(art)]
+    assert categories[0] == "split_size_mismatch" and "constant_feature" not in categories
+
+    stuck = _two15_swapped_split(test_constant=True)
+    assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(stuck)
+    assert "constant_feature" in [f.category for f in _two15_reason_all(stuck)]
+    # a proportionate split (1000 / 300 rows) explains no constant column
+    assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(artifact())
+
+
+def test_two15_rows_repeated_with_another_label_explain_the_overlap_they_cause():
+    """34% of training rows are repeats with another label and 36% of test rows appear in
+    train: a random split sent copies of the repeats to both sides, so the overlap is
+    folded into conflicting_labels. Few repeats (5%) cannot account for 36% overlap:
+    both findings stand."""
+
+    def art(conflicts: float) -> ArtifactData:
+        return artifact(
+            train_kw={"conflicting_label_fraction": conflicts},
+            comparison=SplitComparison(overlap_fraction=0.36, test_to_train_ratio=0.3),
+        )
+
+    covered = art(0.34)
+    assert "train_test_overlap" in RULES.get("conflicting_labels")().explains_for(covered)
+    assert finding("train_test_overlap", covered) is not None
+    categories = [f.category for f in _two15_reason_all(covered)]
+    assert "conflicting_labels" in categories and "train_test_overlap" not in categories
+
+    few = art(0.05)
+    assert "train_test_overlap" not in RULES.get("conflicting_labels")().explains_for(few)
+    assert "train_test_overlap" in [f.category for f in _two15_reason_all(few)]
+
+
 # --------------------------------------------------------------------------- data_type_issues
 
 
@@ -878,6 +945,21 @@ def test_overlap_expected_from_few_distinct_feature_values_is_damped():
     # far more shared rows than chance explains is a leak even on such data
     leaked = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.6, mix=0.6)
     assert finding("train_test_overlap", leaked)["severity"] == "critical"
+
+
+def test_two15_deepchecks_mix_of_natural_repeats_is_no_surer_than_the_statistics():
+    """The Deepchecks mix counts the same natural repeats as the dataset signal: its score
+    is damped and its confidence is no higher than that signal's (0.6), so the finding
+    does not win a tie at low on the surer-looking check; a real leak keeps 0.85."""
+    columns = [cat(f"q{i}", n_unique=5, top_fraction=0.2) for i in range(5)]
+    art = _overlap_case(columns, [cat(c.name, 5) for c in columns], 0.10, mix=0.07)
+    rule = RULES.get("train_test_overlap")()
+    (check,) = rule.detect("deepchecks", art)
+    assert check.facts["natural"] and check.confidence <= 0.6
+    assert finding("train_test_overlap", art)["confidence"] <= 0.85
+    leak = _overlap_case(None, None, 0.10, mix=0.08)
+    (check,) = rule.detect("deepchecks", leak)
+    assert check.confidence == 0.85
 
 
 # ------------------------------------------- chance repeats calibrated on the other split

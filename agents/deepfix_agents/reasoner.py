@@ -216,7 +216,11 @@ def causes_first(
     model), it explains the symptom one way (feature and prediction drift explain each
     other: no reorder), its own measurement did not show it harmless to this model
     (``harmless``: e.g. outlier rows predicted as well as the rest explain nothing), and a
-    localised symptom is :func:`linked` to it."""
+    localised symptom is :func:`linked` to it.
+
+    The symptom steps down to just behind its cause (rather than the cause jumping up to
+    the symptom's place): findings ranked between them, which the cause neither explains
+    nor outscored, keep their places ahead of it."""
     order = rank(findings)
     explained = {
         f.category: (RULES.get(f.category).explains if artifact is None
@@ -234,7 +238,7 @@ def causes_first(
             and linked(cause.category, symptom.category, named)
         )
 
-    for _ in range(len(order) ** 2):  # bounded; each move is one cause up past a symptom
+    for _ in range(len(order) ** 2):  # bounded; each move is one symptom down past its cause
         move = next(
             ((i, j) for i in range(len(order)) for j in range(i + 1, len(order))
              if ahead(order[j], order[i])),
@@ -243,7 +247,7 @@ def causes_first(
         if move is None:
             break
         i, j = move
-        order.insert(i, order.pop(j))
+        order.insert(j, order.pop(i))
     return [f.model_copy(update={"rank": i}) for i, f in enumerate(order, start=1)]
 
 

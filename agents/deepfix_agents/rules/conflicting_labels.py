@@ -172,7 +172,21 @@ class ConflictingLabels(Rule):
         the features)."""
         if self.natural(artifact):
             return tuple(c for c in self.explains if c != "underfitting")
+        if self._repeats_cover_overlap(artifact):
+            return (*self.explains, "train_test_overlap")
         return self.explains
+
+    @staticmethod
+    def _repeats_cover_overlap(artifact) -> bool:
+        """Rows repeated with another label are copies of one feature row: a random split
+        sends some copies to test while their twins stay in train. When the training
+        split's conflicting share is at least half the test rows found in train, those
+        repeats account for the overlap (it is their consequence, not a second bug)."""
+        dataset = artifact.dataset
+        comparison = dataset.comparison
+        if dataset.train is None or comparison is None or comparison.overlap_fraction <= 0:
+            return False
+        return dataset.train.conflicting_label_fraction >= 0.5 * comparison.overlap_fraction
 
     def detect_deepchecks(self, artifact):
         natural = self.natural(artifact)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules.constant_feature import constant_columns
 
 #: rows in the test split -> score. Below ~30 rows no score is reliable; a 95% interval
 #: for an accuracy measured on n rows is about +-1/sqrt(n) wide (+-0.2 at 25 rows,
@@ -93,6 +94,27 @@ class SplitSizeMismatch(Rule):
         "underfitting",
     )
     checks = ("Datasets Size Comparison",)
+
+    def explains_for(self, artifact):
+        """A training split too small for the data (fewer training than test rows, or
+        too few rows per feature) also explains a feature that holds one value in every
+        training row but varies in the test rows: a rare value the few training rows did
+        not happen to draw. A column constant in both splits is a stuck feed of its own
+        (two independent bugs keep two findings)."""
+        if not self._scarce_training(artifact):
+            return self.explains
+        dataset = artifact.dataset
+        features = set(dataset.feature_names)
+        constant = constant_columns(dataset.train, features)
+        in_test = set(constant_columns(dataset.test, features))
+        if constant and not in_test & set(constant):
+            return (*self.explains, "constant_feature")
+        return self.explains
+
+    def _scarce_training(self, artifact) -> bool:
+        return any(
+            s.facts.get("kind") in ("large_test", "few_rows") for s in self.detect_dataset(artifact)
+        )
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset

@@ -165,8 +165,11 @@ class TrainTestOverlap(Rule):
             artifact, "Train Test Samples Mix", OVERLAP_SCORE, confidence=0.85
         ):
             if self.natural(artifact, signal.facts.get("share") or 0.0)[1]:
+                # the check counts the same natural repeats as the dataset signal: the
+                # same discount on its score, and no surer than that signal (0.6)
                 signal = signal.model_copy(update={
                     "score": round(signal.score * NATURAL_FACTOR, 4),
+                    "confidence": min(signal.confidence, 0.6),
                     "facts": {**signal.facts, "natural": True},
                 })
             yield signal
