@@ -277,6 +277,21 @@ def test_a_slice_is_overconfident_when_its_errors_exceed_what_the_model_claims_t
     assert over[0].overall_rate == pytest.approx(0.2, abs=0.02)
 
 
+def test_calib13_a_slice_holding_nearly_all_confident_predictions_is_compared_with_the_rest():
+    # the model is sure (0.99) only on the slice and wrong 40% of the time there; it is
+    # unsure (0.6) and calibrated (40% wrong) elsewhere: no confident row outside the
+    # slice to compare with, so its calibration on the other rows is the comparison
+    alone = _claimed(4, slice_top=0.99, slice_error=0.40, rest_top=0.6, rest_error=0.40)
+    over = [s for s in alone.slices if s.kind == "overconfident"]
+    assert over and over[0].description == "group = s"
+    assert over[0].overall_rate == pytest.approx(0.01, abs=0.005)
+    assert over[0].share_of_confident_errors == pytest.approx(1.0)
+    # ... overconfident by as much elsewhere (says 0.6, wrong 55%): the model's, not the
+    # slice's (0.01 claimed + 0.15 elsewhere covers the slice's 15%)
+    everywhere = _claimed(5, slice_top=0.99, slice_error=0.15, rest_top=0.6, rest_error=0.55)
+    assert not [s for s in everywhere.slices if s.kind == "overconfident"]
+
+
 # --------------------------------------------------------------------------- fairness
 
 

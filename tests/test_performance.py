@@ -15,6 +15,7 @@ from sklearn.metrics import (
 from mlflow_deepfix.testing.performance import (
     expected_calibration_error,
     score_main_metric,
+    segment_errors,
     summarize_performance,
 )
 
@@ -211,3 +212,22 @@ def test_classes_inferred_from_sorted_labels_when_not_given():
         task=BINARY, y_test=y, pred_test=y, proba_test=np.column_stack([1 - p_ten, p_ten])
     )
     assert summary.scores["test"]["roc_auc"] == 1.0  # column 1 is label 10 (sorted numerically)
+
+
+def test_segment_errors_score_a_sizeable_category_of_a_small_test_split():
+    """91 test rows over four sites: a site of 16 rows (18 %) is scored although it is under
+    30 rows, one of 9 rows (10 %) is not; on 1,000 rows a 5 % category of 50 rows is."""
+    import pandas as pd
+
+    sites = ["a"] * 40 + ["b"] * 26 + ["d"] * 16 + ["e"] * 9
+    frame = pd.DataFrame({"site": sites})
+    truth = np.zeros(len(sites))
+    guess = np.where(frame["site"] == "d", 1.0, 0.1)
+    found = segment_errors(frame, task="regression", y_true=truth, y_pred=guess, features=["site"])
+    values = {s.value: s for s in found}
+    assert "d" in values and values["d"].n_rows == 16 and values["d"].error == 1.0
+    assert "e" not in values
+    large = pd.DataFrame({"site": ["a"] * 950 + ["z"] * 50})
+    found = segment_errors(large, task="regression", y_true=np.zeros(1000),
+                           y_pred=np.where(large["site"] == "z", 1.0, 0.0), features=["site"])
+    assert [s.value for s in found][:1] == ["z"]

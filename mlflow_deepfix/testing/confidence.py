@@ -18,9 +18,11 @@ Global miscalibration stays ``poor_calibration``'s: the expected error rate of a
 is its claimed error rate plus the overconfidence (observed minus claimed error rate,
 when positive) the model shows *outside* the slice on predictions of the same class in
 the same confidence band (:data:`CONFIDENCE_BANDS`; with fewer than :data:`MIN_ROWS`
-such rows, the same class at any confidence, then every confident row). A model that
-is overconfident everywhere, or about one class everywhere, therefore has no slice; a
-slice is kept when the lower end of its interval clears that expected rate by
+such rows, the same class at any confidence, then every confident row, unless the slice
+holds all but a handful of the confident predictions: then the overconfidence of the
+other rows at any confidence, since a slice compared with itself can never stand out).
+A model that is overconfident everywhere, or about one class everywhere, therefore has
+no slice; a slice is kept when the lower end of its interval clears that expected rate by
 :data:`MIN_EXCESS`. Slices where the model hedges (top probability < :data:`UNSURE` on
 average) while the lower end of its accuracy interval lies well above that claim are
 kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
@@ -142,6 +144,16 @@ def measure_confidence(
         is ``poor_calibration``'s, not a slice's."""
         outside = confident & ~mask
         inside = mask & confident
+        # a slice that holds nearly all the confident predictions (fewer than MIN_ROWS
+        # outside it) would be compared with itself and could never stand out: then the
+        # model's calibration on the other rows, at any confidence, is the comparison
+        others = ~mask
+        alone = int(outside.sum()) < MIN_ROWS and int(others.sum()) >= MIN_ROWS
+        elsewhere = (
+            max(0.0, float((~right[others]).mean()) - (1.0 - float(top[others].mean())))
+            if alone
+            else 0.0
+        )
         total = 0.0
         for c in classes:
             of_class = labels == c
@@ -153,8 +165,11 @@ def measure_confidence(
                 for where in (outside & of_class & (band == b), outside & of_class, confident):
                     if where.sum() >= MIN_ROWS or where is confident:
                         break
+                rest = overconfidence(where)
+                if where is confident and alone:
+                    rest = elsewhere
                 claimed = 1.0 - float(top[rows].mean())
-                total += int(rows.sum()) * (claimed + overconfidence(where))
+                total += int(rows.sum()) * (claimed + rest)
         return total / max(int(inside.sum()), 1)
     overall_right = float(right.mean())
 

@@ -413,6 +413,11 @@ def summarize_performance(
 #: a segment is one value of a categorical feature holding at least this share / count
 MIN_SEGMENT_SHARE = 0.05
 MIN_SEGMENT_ROWS = 30
+#: ... or, on a small test split, at least this many rows holding at least this share: a
+#: site that is a quarter of 90 test rows is 23 rows, too important to leave unscored
+#: (the rule tests its error against the other rows' for significance)
+MIN_SMALL_SEGMENT_ROWS = 15
+MIN_SMALL_SEGMENT_SHARE = 0.15
 MAX_SEGMENT_VALUES = 20
 MAX_SEGMENTS = 5
 
@@ -427,7 +432,7 @@ def segment_errors(
     is the more actionable finding, so every sizeable category is scored directly.
     """
     y_true, y_pred = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
-    if len(frame) != len(y_true) or len(y_true) < 2 * MIN_SEGMENT_ROWS:
+    if len(frame) != len(y_true) or len(y_true) < 2 * MIN_SMALL_SEGMENT_ROWS:
         return []
     if is_classification(task):
         wrong = label_keys(y_true) != label_keys(y_pred)
@@ -451,7 +456,9 @@ def segment_errors(
         for index, value in enumerate(uniques):
             member = (codes == index) & finite
             n = int(member.sum())
-            if n < MIN_SEGMENT_ROWS or n / len(values) < MIN_SEGMENT_SHARE:
+            share = n / len(values)
+            large = n >= MIN_SEGMENT_ROWS and share >= MIN_SEGMENT_SHARE
+            if not large and (n < MIN_SMALL_SEGMENT_ROWS or share < MIN_SMALL_SEGMENT_SHARE):
                 continue
             found.append(
                 SegmentScore(
