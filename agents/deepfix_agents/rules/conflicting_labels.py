@@ -17,6 +17,9 @@ TEST_FACTOR = 0.8
 NATURAL_FACTOR = 0.5
 #: expected chance collision share above which conflicts count as natural
 NATURAL_COLLISIONS = 0.05
+#: the training split's conflicting share, as a part of the test rows found in train,
+#: above which the repeats account for the overlap (the overlap may be a third larger)
+REPEATS_COVER_OVERLAP = 0.75
 
 
 def _group_share(n: float, cells: float) -> float:
@@ -179,14 +182,18 @@ class ConflictingLabels(Rule):
     @staticmethod
     def _repeats_cover_overlap(artifact) -> bool:
         """Rows repeated with another label are copies of one feature row: a random split
-        sends some copies to test while their twins stay in train. When the training
-        split's conflicting share is at least half the test rows found in train, those
-        repeats account for the overlap (it is their consequence, not a second bug)."""
+        sends some copies to test while their twins stay in train, so the share of test
+        rows found in train is at most about the training split's conflicting share. When
+        that share covers the overlap (allowing the overlap a third more, for sampling),
+        the overlap is the repeats' consequence, not a second bug. An overlap well beyond
+        the repeats (half the test rows against 30 % conflicting) is an independent bug
+        and keeps its own finding (issue 12 C)."""
         dataset = artifact.dataset
         comparison = dataset.comparison
         if dataset.train is None or comparison is None or comparison.overlap_fraction <= 0:
             return False
-        return dataset.train.conflicting_label_fraction >= 0.5 * comparison.overlap_fraction
+        covered = REPEATS_COVER_OVERLAP * comparison.overlap_fraction
+        return dataset.train.conflicting_label_fraction >= covered
 
     def detect_deepchecks(self, artifact):
         natural = self.natural(artifact)
