@@ -600,6 +600,19 @@ def test_seg16_training_target_tail_is_silent_when_the_model_learns_or_tails_mat
     assert not _seg16_outlier_signals(_seg16_corrupted_targets(40.0, chance_after=-0.18))
 
 
+def test_seg16_rating_codes_typed_x1000_are_found_and_ordinary_codes_are_not():
+    """A 1-5 rating declared categorical whose 99th percentile is 4610 holds codes typed
+    x1000 on at least 1% of the rows (the statistics give categorical columns no outlier
+    share): a low finding naming the column; ordinary codes (99th percentile 5) say nothing."""
+    typed = cat("rate_marriage", 9, q01=2.0, q50=4.0, q99=4610.0, min=1.0, max=5000.0)
+    art = artifact([typed, num("x")], model=ModelInfo(scale_sensitive=True))
+    found = finding("outliers", art)
+    assert found["severity"] == "low"
+    assert found["title"].startswith("At least 1.0% of 'rate_marriage'")
+    plain = cat("rate_marriage", 5, q01=2.0, q50=4.0, q99=5.0, min=1.0, max=5.0)
+    assert finding("outliers", artifact([plain, num("x")])) is None
+
+
 # --------------------------------------------------------------------------- unseen_categories
 
 

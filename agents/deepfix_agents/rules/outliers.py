@@ -34,6 +34,12 @@ HARMLESS_CAP = 0.35
 NOISE_UNITS = 2.0
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
+#: a numerically coded categorical column (a 1-5 rating) whose 99th percentile lies this
+#: many times further from the median than its lower half's spread holds codes typed in
+#: another unit (x1000) on at least 1% of the rows: counted as that share (the statistics
+#: give no outlier share for categorical columns)
+CODED_EXTREMENESS = 100.0
+CODED_CATEGORY_SHARE = 0.01
 #: training targets (regression) whose upper tail reaches this many times further from the
 #: median than the test targets' does, at the 99th percentile *and* at the maximum: values
 #: typed x10 or in another unit in the training labels only (a random split of one
@@ -61,6 +67,18 @@ def extremeness(column) -> float | None:
     if q99 > q50:
         ratios.append((q50 - low) / (q99 - q50))
     return max(ratios) if ratios else None
+
+
+def coded_unit_error(column) -> bool:
+    """Whether a categorical column coded with numbers (a 1-5 rating, a code list) holds
+    codes typed in another unit: its 99th percentile lies :data:`CODED_EXTREMENESS` times
+    further from the median than the lower half's spread (so at least 1% of the rows are
+    affected). The statistics give no outlier share for categorical columns."""
+    values = (column.q01, column.q50, column.q99)
+    if any(v is None for v in values):
+        return False
+    q01, q50, q99 = values
+    return q50 > q01 and (q99 - q50) / (q50 - q01) >= CODED_EXTREMENESS
 
 
 def target_tail(artifact) -> dict | None:
@@ -199,15 +217,23 @@ class Outliers(Rule):
         for split in (dataset.train, dataset.test):
             if split is None:
                 continue
-            columns = [
-                c
+            fractions = {
+                c.name: c.outlier_fraction
                 for c in split.columns
                 if c.name in features and c.kind == "numeric" and (c.outlier_fraction or 0) > 0
-            ]
-            affected = [c for c in columns if c.outlier_fraction >= 0.01]
+            }
+            fractions.update(
+                {
+                    c.name: CODED_CATEGORY_SHARE
+                    for c in split.columns
+                    if c.name in features and c.kind != "numeric" and coded_unit_error(c)
+                }
+            )
+            columns = [c for c in split.columns if c.name in fractions]
+            affected = [c for c in columns if fractions[c.name] >= 0.01]
             scored = []
             for column in columns:
-                base = interp(column.outlier_fraction, FRACTION_SCORE)
+                base = interp(fractions[column.name], FRACTION_SCORE)
                 if base <= 0:
                     continue
                 ratio = extremeness(column)
@@ -224,10 +250,15 @@ class Outliers(Rule):
                 scored.append(((base + bonus) * factor, column, ratio))
             if scored:
                 score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
+                share = fractions[column.name]
                 detail = (
-                    f"{pct(column.outlier_fraction)} of {split.name} {self.samples(artifact)} "
+                    f"{pct(share)} of {split.name} {self.samples(artifact)} "
                     f"have {column.name!r} values that lie "
                     f"beyond 5 IQRs (median {column.q50:.4g}, max {column.max:.4g})"
+                    if column.kind == "numeric"
+                    else f"at least {pct(share)} of {split.name} {self.samples(artifact)} have "
+                    f"{column.name!r} codes orders of magnitude beyond the rest (median "
+                    f"{column.q50:.4g}, 99th percentile {column.q99:.4g}, max {column.max:.4g})"
                 )
                 if len(affected) > 1:
                     detail += f"; {len(affected)} features have >= 1% such rows"
@@ -238,12 +269,13 @@ class Outliers(Rule):
                     score=score,
                     confidence=0.9 if ratio is not None and ratio >= 100 else 0.7,
                     detail=detail,
-                    value=column.outlier_fraction,
+                    value=share,
                     column=column.name,
-                    share=column.outlier_fraction,
+                    share=share,
                     n_columns=max(len(affected), 1),
                     split=split.name,
                     extreme=ratio,
+                    coded=column.kind != "numeric",
                 )
             infinite = [c for c in split.columns if c.name in features and c.n_inf > 0]
             if infinite:
@@ -449,7 +481,8 @@ class Outliers(Rule):
                 what = self.samples(artifact)
                 more = f" (and {n - 1} more properties)" if n > 1 else ""
                 return f"{pct(share)} of {what} are extreme outliers in {column!r}{more}"
-            return f"{pct(share)} of {column!r} values are extreme outliers{more}"
+            least = "At least " if self.fact(signals, "coded") else ""
+            return f"{least}{pct(share)} of {column!r} values are extreme outliers{more}"
         inf_column = self.fact(signals, "inf_column")
         if inf_column is not None:
             return f"Feature {inf_column!r} holds {self.fact(signals, 'n_inf')} infinite value(s)"
