@@ -19,6 +19,7 @@ from mlflow_deepfix.schemas import (
     ColumnStats,
     ConditionResult,
     DatasetSummary,
+    Intervention,
     ModelInfo,
     RuntimeFailure,
     SplitComparison,
@@ -550,6 +551,66 @@ def test_outlier_check_only_corroborates_the_statistics():
     alone = finding("outliers", artifact([glitch, num("x")]))
     both = finding("outliers", artifact([glitch, num("x")], checks=[loop]))
     assert both["confidence"] > alone["confidence"] and both["severity"] == alone["severity"]
+
+
+def _seg16_corrupted_targets(train_tail: float, chance_after: float):
+    """A regression workflow whose training targets reach ``train_tail`` (test targets: 99th
+    percentile 19, max 27, median 1) and whose model scores ``chance_after`` on test
+    against 0.0 +/- 0.1 for predicting the training mean."""
+    train_labels = {"mean": 4.0, "std": 10.8, "min": 0.0, "q01": 0.0, "q50": 1.0,
+                    "q99": train_tail * 0.66, "max": train_tail}
+    test_labels = {"mean": 2.9, "std": 5.4, "min": 0.0, "q01": 0.0, "q50": 1.0,
+                   "q99": 19.0, "max": 27.0}
+    art = artifact(task="regression", train_kw={"label_stats": train_labels},
+                   test_kw={"label_stats": test_labels}, n_test=360)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+        score_after=chance_after, noise=0.1, n_rows=360,
+    )
+    return art.model_copy(update={"interventions": [chance]})
+
+
+def _seg16_outlier_signals(art):
+    rule = RULES.get("outliers")()
+    return [s for src in ("dataset", "intervention") for s in rule.detect(src, art)]
+
+
+def test_seg16_training_targets_far_beyond_test_with_a_model_at_chance_are_high():
+    """Labels typed x10 in the training split only: the training targets' tail lies ~3x
+    further from the median than the test targets' and the model is no better than
+    predicting the mean: the measured harm makes the finding high, and it takes the
+    chance evidence from underfitting through the reasoner."""
+    art = _seg16_corrupted_targets(train_tail=80.0, chance_after=-0.18)
+    signals = _seg16_outlier_signals(art)
+    rule = RULES.get("outliers")()
+    assert rule.severity(signals, art) == "high"
+    assert "label" in rule.title(signals, art) and "no better than chance" in rule.title(
+        signals, art)
+    everything = [s for r in RULES for src in ("dataset", "deepchecks", "model", "baseline",
+                                              "intervention") for s in r().detect(src, art)]
+    findings = reason(everything, art)
+    assert findings[0].category == "outliers"
+    assert "underfitting" not in {f.category for f in findings}
+
+
+def test_seg16_training_target_tail_is_silent_when_the_model_learns_or_tails_match():
+    # the same tail, but the model is well above chance: no measured harm, nothing said
+    assert not _seg16_outlier_signals(_seg16_corrupted_targets(80.0, chance_after=0.4))
+    # a model at chance whose training targets' tail matches the test's (ratio ~1.5)
+    assert not _seg16_outlier_signals(_seg16_corrupted_targets(40.0, chance_after=-0.18))
+
+
+def test_seg16_rating_codes_typed_x1000_are_found_and_ordinary_codes_are_not():
+    """A 1-5 rating declared categorical whose 99th percentile is 4610 holds codes typed
+    x1000 on at least 1% of the rows (the statistics give categorical columns no outlier
+    share): a low finding naming the column; ordinary codes (99th percentile 5) say nothing."""
+    typed = cat("rate_marriage", 9, q01=2.0, q50=4.0, q99=4610.0, min=1.0, max=5000.0)
+    art = artifact([typed, num("x")], model=ModelInfo(scale_sensitive=True))
+    found = finding("outliers", art)
+    assert found["severity"] == "low"
+    assert found["title"].startswith("At least 1.0% of 'rate_marriage'")
+    plain = cat("rate_marriage", 5, q01=2.0, q50=4.0, q99=5.0, min=1.0, max=5.0)
+    assert finding("outliers", artifact([plain, num("x")])) is None
 
 
 # --------------------------------------------------------------------------- unseen_categories

@@ -34,6 +34,20 @@ HARMLESS_CAP = 0.35
 NOISE_UNITS = 2.0
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
+#: a numerically coded categorical column (a 1-5 rating) whose 99th percentile lies this
+#: many times further from the median than its lower half's spread holds codes typed in
+#: another unit (x1000) on at least 1% of the rows: counted as that share (the statistics
+#: give no outlier share for categorical columns)
+CODED_EXTREMENESS = 100.0
+CODED_CATEGORY_SHARE = 0.01
+#: training targets (regression) whose upper tail reaches this many times further from the
+#: median than the test targets' does, at the 99th percentile *and* at the maximum: values
+#: typed x10 or in another unit in the training labels only (a random split of one
+#: population gives ratios near 1, up to ~2.2 with a small or noisy test split)
+TARGET_TAIL_RATIO = 2.5
+#: ... which cost this model its skill (it is no better than predicting the mean, within
+#: noise): the corrupted training targets are the measured cause -> score (high)
+TARGET_TAIL_SCORE = 0.7
 #: one condition of Deepchecks' weakest segment: "<feature> in (<low>, <high>)"
 _INTERVAL = re.compile(r"(?P<feature>.+) in \((?P<low>[^,()]+), (?P<high>[^,()]+)\)")
 
@@ -53,6 +67,41 @@ def extremeness(column) -> float | None:
     if q99 > q50:
         ratios.append((q50 - low) / (q99 - q50))
     return max(ratios) if ratios else None
+
+
+def coded_unit_error(column) -> bool:
+    """Whether a categorical column coded with numbers (a 1-5 rating, a code list) holds
+    codes typed in another unit: its 99th percentile lies :data:`CODED_EXTREMENESS` times
+    further from the median than the lower half's spread (so at least 1% of the rows are
+    affected). The statistics give no outlier share for categorical columns."""
+    values = (column.q01, column.q50, column.q99)
+    if any(v is None for v in values):
+        return False
+    q01, q50, q99 = values
+    return q50 > q01 and (q99 - q50) / (q50 - q01) >= CODED_EXTREMENESS
+
+
+def target_tail(artifact) -> dict | None:
+    """The training targets' upper tail against the test targets' (regression): how many
+    times further from the median the 99th percentile and the maximum lie in train than
+    in test, when both ratios reach :data:`TARGET_TAIL_RATIO`; else None."""
+    if artifact.task != "regression":
+        return None
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.test is None:
+        return None
+    train, test = dataset.train.label_stats or {}, dataset.test.label_stats or {}
+    keys = ("q50", "q99", "max")
+    if any(train.get(k) is None or test.get(k) is None for k in keys):
+        return None
+    spread_q, spread_max = test["q99"] - test["q50"], test["max"] - test["q50"]
+    if spread_q <= 0 or spread_max <= 0:
+        return None
+    ratio_q = (train["q99"] - train["q50"]) / spread_q
+    ratio_max = (train["max"] - train["q50"]) / spread_max
+    if min(ratio_q, ratio_max) < TARGET_TAIL_RATIO:
+        return None
+    return {"ratio": min(ratio_q, ratio_max), "train": train, "test": test}
 
 
 def measured_harm(artifact):
@@ -168,15 +217,23 @@ class Outliers(Rule):
         for split in (dataset.train, dataset.test):
             if split is None:
                 continue
-            columns = [
-                c
+            fractions = {
+                c.name: c.outlier_fraction
                 for c in split.columns
                 if c.name in features and c.kind == "numeric" and (c.outlier_fraction or 0) > 0
-            ]
-            affected = [c for c in columns if c.outlier_fraction >= 0.01]
+            }
+            fractions.update(
+                {
+                    c.name: CODED_CATEGORY_SHARE
+                    for c in split.columns
+                    if c.name in features and c.kind != "numeric" and coded_unit_error(c)
+                }
+            )
+            columns = [c for c in split.columns if c.name in fractions]
+            affected = [c for c in columns if fractions[c.name] >= 0.01]
             scored = []
             for column in columns:
-                base = interp(column.outlier_fraction, FRACTION_SCORE)
+                base = interp(fractions[column.name], FRACTION_SCORE)
                 if base <= 0:
                     continue
                 ratio = extremeness(column)
@@ -193,10 +250,15 @@ class Outliers(Rule):
                 scored.append(((base + bonus) * factor, column, ratio))
             if scored:
                 score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
+                share = fractions[column.name]
                 detail = (
-                    f"{pct(column.outlier_fraction)} of {split.name} {self.samples(artifact)} "
+                    f"{pct(share)} of {split.name} {self.samples(artifact)} "
                     f"have {column.name!r} values that lie "
                     f"beyond 5 IQRs (median {column.q50:.4g}, max {column.max:.4g})"
+                    if column.kind == "numeric"
+                    else f"at least {pct(share)} of {split.name} {self.samples(artifact)} have "
+                    f"{column.name!r} codes orders of magnitude beyond the rest (median "
+                    f"{column.q50:.4g}, 99th percentile {column.q99:.4g}, max {column.max:.4g})"
                 )
                 if len(affected) > 1:
                     detail += f"; {len(affected)} features have >= 1% such rows"
@@ -207,12 +269,13 @@ class Outliers(Rule):
                     score=score,
                     confidence=0.9 if ratio is not None and ratio >= 100 else 0.7,
                     detail=detail,
-                    value=column.outlier_fraction,
+                    value=share,
                     column=column.name,
-                    share=column.outlier_fraction,
+                    share=share,
                     n_columns=max(len(affected), 1),
                     split=split.name,
                     extreme=ratio,
+                    coded=column.kind != "numeric",
                 )
             infinite = [c for c in split.columns if c.name in features and c.n_inf > 0]
             if infinite:
@@ -230,7 +293,10 @@ class Outliers(Rule):
 
     def detect_intervention(self, artifact):
         """What the outliers cost this model: the error on test rows holding them vs the
-        rest, and a refit of the model with the columns clipped to their fences."""
+        rest, and a refit of the model with the columns clipped to their fences; and
+        training targets far beyond any test target when the model is no better than
+        chance (:meth:`_target_tail`)."""
+        yield from self._target_tail(artifact)
         harm = measured_harm(artifact)
         if harm is None:
             return
@@ -268,6 +334,44 @@ class Outliers(Rule):
             harmful=harmful,
         )
 
+    def _target_tail(self, artifact):
+        """Regression labels typed in the wrong unit in the training split only: the
+        training targets' tail reaches far beyond the test targets' (both at the 99th
+        percentile and at the maximum, see :func:`target_tail`), and the model trained on
+        them is no better than predicting the mean (the chance-level measurement). The
+        harm is measured on this model, so the finding is high and takes the chance
+        evidence (outliers explain underfitting); a tail without that harm is not
+        reported (a genuine rare extreme in train is not a bug)."""
+        from deepfix_agents.rules.underfitting import at_chance
+
+        tail = target_tail(artifact)
+        if tail is None:
+            return
+        chance = at_chance(artifact)
+        if chance is None:
+            return
+        train, test = tail["train"], tail["test"]
+        target = artifact.dataset.target or "the target"
+        yield self.signal(
+            "intervention",
+            score=TARGET_TAIL_SCORE,
+            confidence=0.8,
+            detail=(
+                f"training values of {target!r} reach {train['max']:.4g} (99th percentile "
+                f"{train['q99']:.4g}) while test values stop at {test['max']:.4g} (99th "
+                f"percentile {test['q99']:.4g}): the training tail lies {tail['ratio']:.1f}x "
+                f"further from the median; the model trained on them scores "
+                f"{chance.score_after:.3f} on test, no better than chance "
+                f"({chance.score_before:.3f} +/- {chance.noise or 0:.3f}): the extreme "
+                "training targets harm the model"
+            ),
+            value=tail["ratio"],
+            check="chance_level",
+            harmful=True,
+            target_column=target,
+            target_tail=tail["ratio"],
+        )
+
     def explains_for(self, artifact):
         """Extreme values move a column's mean, so they explain drift *of their own
         columns*; a large shift of a column without outliers is an independent bug.
@@ -300,12 +404,18 @@ class Outliers(Rule):
     def score(self, signals):
         """The pattern's score, capped at low when the measurement shows no harm (the
         infinite-value signals are not capped: a model cannot read ``inf``)."""
-        best = max(s.score for s in signals)
-        measured = [s for s in signals if s.source == "intervention"]
+        target = [s.score for s in signals if "target_tail" in s.facts]
+        features = [s for s in signals if "target_tail" not in s.facts]
+        if not features:
+            return max(target)
+        best = max(s.score for s in features)
+        measured = [s for s in features if s.source == "intervention"]
         if measured and not any(s.facts.get("harmful") for s in measured):
-            infinite = [s.score for s in signals if "inf_column" in s.facts]
-            return max([min(best, HARMLESS_CAP), *infinite])
-        return best
+            # the features' extreme values measured harmless; harm measured from
+            # extreme training targets stands on its own
+            infinite = [s.score for s in features if "inf_column" in s.facts]
+            return max([min(best, HARMLESS_CAP), *infinite, *target])
+        return max([best, *target])
 
     def detect_runtime(self, artifact):
         for failure in crashes_for(artifact, self.id):
@@ -352,6 +462,16 @@ class Outliers(Rule):
     def title(self, signals, artifact):
         if self.fact(signals, "crashed"):
             return f"The model crashes on infinite values (e.g. in {self.fact(signals, 'inf_column')!r})"
+        if self.fact(signals, "target_tail") is not None:
+            tail = self.fact(signals, "target_tail")
+            target = self.fact(signals, "target_column")
+            also = self.fact(signals, "column")
+            more = f" (and {also!r} holds extreme values)" if also is not None else ""
+            return (
+                f"Training values of {target!r} reach {tail:.1f}x further from the median than "
+                f"the test values do, and the model trained on them is no better than "
+                f"chance{more}"
+            )
         column = self.fact(signals, "column")
         strongest = self.strongest(signals)
         if column is not None and "inf_column" not in strongest.facts:
@@ -361,7 +481,8 @@ class Outliers(Rule):
                 what = self.samples(artifact)
                 more = f" (and {n - 1} more properties)" if n > 1 else ""
                 return f"{pct(share)} of {what} are extreme outliers in {column!r}{more}"
-            return f"{pct(share)} of {column!r} values are extreme outliers{more}"
+            least = "At least " if self.fact(signals, "coded") else ""
+            return f"{least}{pct(share)} of {column!r} values are extreme outliers{more}"
         inf_column = self.fact(signals, "inf_column")
         if inf_column is not None:
             return f"Feature {inf_column!r} holds {self.fact(signals, 'n_inf')} infinite value(s)"
