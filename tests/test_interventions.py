@@ -328,6 +328,24 @@ def test_a_real_point_mass_that_imputing_does_not_help_is_not_reported():
     assert all(f.category != "missing_values" for f in findings_of(data))
 
 
+def test_miss16_a_code_detached_from_the_other_values_is_reported_at_most_low():
+    """A 0 stored for 30% of a positive measurement whose smallest real value sits a
+    third of an IQR above it: a code, but unmeasured harm, so low (not medium, which
+    the same share gets once the spike is >= 0.5 IQRs out)."""
+    data = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=0.3, share=0.3))
+    found = [f for f in findings_of(data) if f.category == "missing_values"]
+    assert found and found[0].severity == "low"
+    assert "a code for a missing value" in found[0].title
+    isolated = with_interventions(artifact(task="regression"),
+                                  _sentinel(0.0, gap=0.6, share=0.3))
+    assert [f.severity for f in findings_of(isolated) if f.category == "missing_values"] == [
+        "medium"
+    ]
+    # a point mass next to the small values (zero income) stays unreported
+    near = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=0.2, share=0.3))
+    assert all(f.category != "missing_values" for f in findings_of(near))
+
+
 def _overlap(shared_error, rest_error=0.10, noise=0.02):
     return Intervention(kind="overlap_rows", category="train_test_overlap", metric="error_rate",
                         score_before=rest_error, score_after=shared_error, noise=noise,

@@ -17,6 +17,12 @@ NOISE_UNITS = 2.0
 #: a spike this many IQRs of the other values outside their range is a code, not a
 #: value (0 for a blood pressure): reported from its share even without measured harm
 ISOLATED_GAP = 0.5
+#: a spike detached from the other values by at least this many of their IQRs (but
+#: less than ISOLATED_GAP) is probably a code too (a real point mass such as zero
+#: income sits next to the small values, < 0.1 IQR away); unmeasured, so reported at
+#: most low (0 stored for a missing petal width sits 0.1 cm below the smallest one)
+DETACHED_GAP = 0.25
+DETACHED_MAX_SCORE = 0.35
 
 
 def harmful_sentinels(artifact):
@@ -83,7 +89,8 @@ class MissingValues(Rule):
         "0.3, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85); it then explains the outliers such a "
         "code (-999) makes. A spike without measured harm is reported from its share alone "
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
-        "pressure); a spike inside the range that imputing does not help (a real zero) is not."
+        "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
+        "the range that imputing does not help (a real zero) is not."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -170,12 +177,15 @@ class MissingValues(Rule):
             if imputed.kind != "impute_sentinel" or imputed.target in harmful:
                 continue
             gap, share = imputed.values.get("gap", 0.0), imputed.values.get("share", 0.0)
-            if gap < ISOLATED_GAP:
+            if gap < DETACHED_GAP:
                 continue
+            score = interp(share, COLUMN_SCORE)
+            if gap < ISOLATED_GAP:
+                score = min(score, DETACHED_MAX_SCORE)
             value = imputed.values.get("value", 0.0)
             yield self.signal(
                 "intervention",
-                score=interp(share, COLUMN_SCORE),
+                score=score,
                 confidence=0.6,
                 detail=(
                     f"{pct(share)} of training rows hold exactly {value:g} in {imputed.target!r}, "
