@@ -229,6 +229,45 @@ def _group_shortfall(task: str, served: Served, pred: np.ndarray) -> tuple[float
     return out
 
 
+#: fewest test rows in the planted segment for its shortfall to be measured at all (the
+#: z gate below judges whether the rows there are enough to tell the shortfall from noise)
+MIN_SEGMENT_ROWS = 5
+
+
+def _segment_shortfall(task: str, served: Served, pred: np.ndarray,
+                       segment: tuple[str, Any]) -> tuple[float, float] | None:
+    """How much worse the planted weak segment (``column == value``) of the test rows is
+    served than the rest of the test rows, with its standard error: in accuracy, or in
+    mean absolute error over the target's standard deviation. Signed like
+    :func:`_group_shortfall`: a segment served no worse than the rest is no harm, however
+    many of its labels the injector shuffled (a model that already errs there, or a
+    target the shuffle barely moves, shows none). The accuracy's standard error uses
+    (k+1)/(n+2) so a segment or a rest that is all right or all wrong keeps a finite z."""
+    column, value = segment
+    if column not in served.test.columns:
+        return None
+    y = served.test[served.target].to_numpy()
+    values = served.test[column].to_numpy()
+    inside = values == value
+    if not inside.any():
+        inside = served.test[column].astype(str).to_numpy() == str(value)
+    if inside.sum() < MIN_SEGMENT_ROWS or (~inside).sum() < MIN_SEGMENT_ROWS:
+        return None
+    stats = []
+    for rows in (~inside, inside):
+        n = int(rows.sum())
+        if task == "regression":
+            spread = float(np.std(y.astype(float))) or 1.0
+            errors = np.abs(y[rows].astype(float) - pred[rows].astype(float)) / spread
+            stats.append((-errors.mean(), errors.std(ddof=1) / np.sqrt(n)))
+        else:
+            right = int((y[rows].astype(str) == pred[rows].astype(str)).sum())
+            smooth = (right + 1) / (n + 2)
+            stats.append((right / n, np.sqrt(smooth * (1 - smooth) / n)))
+    (rest, rest_se), (seg, seg_se) = stats
+    return float(rest - seg), float(np.hypot(rest_se, seg_se))
+
+
 #: minimum measured harm for a case to count (category -> (measure, threshold))
 HARM_REQUIRED: dict[str, tuple[str, float]] = {
     "underfitting": ("score_drop", 0.05),
@@ -241,6 +280,9 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     # split, and the groups must really be served unequally
     "spurious_correlation": ("score_drop", 0.02),
     "group_disparity": ("group_shortfall", 0.05),
+    # the planted segment must be served measurably worse than the rest of the test rows
+    # (same bar as a disparity: the shuffle can leave a segment no worse than the rest)
+    "weak_segment": ("segment_shortfall", 0.05),
 }
 #: harm that must also stand out from sampling noise (category -> (z measure, minimum)):
 #: the disparity's groups are a random split of the test rows, so a gap of 0.05 between
@@ -248,6 +290,7 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
 #: targets); the planted group's shortfall must reach one-sided 95% significance
 HARM_BEYOND_NOISE: dict[str, tuple[str, float]] = {
     "group_disparity": ("group_shortfall_z", 1.645),
+    "weak_segment": ("segment_shortfall_z", 1.645),
 }
 
 
@@ -265,8 +308,10 @@ def _baseline(task: str, served: Served) -> float | None:
 CLEAN_MARGIN = 0.03
 
 
-def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
-    """Harm measured against the same workflow without the bug, on the same seed."""
+def measure(spec: CaseSpec, served: Served,
+            segment: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """Harm measured against the same workflow without the bug, on the same seed
+    (``segment``: the weak segment an injector planted, see :attr:`Workflow.segment`)."""
     task = load_dataset(spec.dataset).task
     out: dict[str, Any] = {}
     pred = _predict(served, served.test)
@@ -298,6 +343,11 @@ def measure(spec: CaseSpec, served: Served) -> dict[str, Any]:
         if found is not None:
             out["group_shortfall"] = found[0]
             out["group_shortfall_z"] = found[0] / found[1] if found[1] > 0 else None
+    if pred is not None and segment is not None:
+        found = _segment_shortfall(task, served, pred, segment)
+        if found is not None:
+            out["segment_shortfall"] = found[0]
+            out["segment_shortfall_z"] = found[0] / found[1] if found[1] > 0 else None
     if out.get("score_test") is not None and out.get("score_train") is not None:
         out["train_test_gap"] = out["score_train"] - out["score_test"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
@@ -340,7 +390,7 @@ def build_case(spec: CaseSpec) -> BuiltCase:
     """Build the workflow of ``spec``: split, inject, fit, serve, measure."""
     wf = _workflow(spec, with_bugs=True)
     served = fit_and_serve(wf)
-    harm = measure(spec, served)
+    harm = measure(spec, served, wf.segment)
     valid, reason = validity(spec, harm)
     metadata = {
         "case_id": spec.id,

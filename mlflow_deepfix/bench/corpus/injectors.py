@@ -690,6 +690,7 @@ def _segment(wf: Workflow, share: float) -> None:
         frame[wf.target] = y
         setattr(wf, split, frame)
     wf.notes.append(f"segment {col}={value}")
+    wf.segment = (col, value)
 
 
 def _log_target_ok(d: CorpusDataset) -> bool:

@@ -51,6 +51,9 @@ class Workflow:
     #: columns already changed by an injector (a second one picks others)
     claimed: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)
+    #: the (column, value) whose rows a weak_segment injector made unreliable, so the
+    #: corpus can measure that segment's shortfall (None when no segment is planted)
+    segment: tuple[str, Any] | None = None
 
     @property
     def features(self) -> list[str]:
