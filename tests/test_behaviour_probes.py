@@ -434,7 +434,7 @@ def test_a_relation_holding_in_one_slice_is_found_when_the_model_applies_it_ever
     assert "not drift" in finding.explanation
 
 
-def test_leak15_slice_only_reliance_needs_class_decisions():
+def test_slice_only_reliance_needs_class_decisions():
     """A regressor fitted to class codes moves every output a little when any column is
     shuffled: the 'share of decisions that change' then counts no decisions, and the same
     slice-only evidence that is high for a classifier is not scored at all."""

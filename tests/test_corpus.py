@@ -406,59 +406,47 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     assert any(s.kind == "clean" for s in subset) and len(subset) < len(generate_cases())
 
 
-def test_group15_disparity_gate_needs_the_planted_group_worse_beyond_noise():
+@pytest.mark.parametrize("spec, measure", [
     # the groups are a random split: a gap the wrong way round, or one within the
     # sampling noise of the per-group scores, is not a disparity the bug made
-    from mlflow_deepfix.bench.corpus.cases import validity
-
-    spec = CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",))
-    healthy = {"score_clean": 0.75, "score_baseline_clean": 0.65}
-    worse = {**healthy, "group_shortfall": 0.09, "group_shortfall_z": 2.1}
-    assert validity(spec, worse) == (True, "")
-    better = {**healthy, "group_shortfall": -0.08, "group_shortfall_z": -2.2}
-    ok, reason = validity(spec, better)
-    assert not ok and "group_shortfall=" in reason
-    noisy = {**healthy, "group_shortfall": 0.09, "group_shortfall_z": 0.8}
-    ok, reason = validity(spec, noisy)
-    assert not ok and "sampling noise" in reason
-
-
-def test_wgate17_weak_segment_gate_needs_the_segment_worse_beyond_noise():
+    (CaseSpec(("group_disparity",), "fair", "forest", ("garbled100",)), "group_shortfall"),
     # the shuffle can leave the planted segment no worse than the other test rows (a
     # model that already errs there, a target the shuffle barely moves): no harm, no case
+    (CaseSpec(("weak_segment",), "wine", "hgb", ("seg_noise80",)), "segment_shortfall"),
+    (CaseSpec(("outliers", "weak_segment"), "wine", "mlp", ("unit_x1000_5pct", "seg_noise100")),
+     "segment_shortfall"),
+])
+def test_a_group_or_segment_counts_only_when_served_worse_beyond_noise(spec, measure):
     from mlflow_deepfix.bench.corpus.cases import validity
 
     healthy = {"score_clean": 0.75, "score_baseline_clean": 0.65}
-    for spec in (CaseSpec(("weak_segment",), "wine", "hgb", ("seg_noise80",)),
-                 CaseSpec(("outliers", "weak_segment"), "wine", "mlp",
-                          ("unit_x1000_5pct", "seg_noise100"))):
-        worse = {**healthy, "segment_shortfall": 0.2, "segment_shortfall_z": 3.0}
-        assert validity(spec, worse) == (True, "")
-        none = {**healthy, "segment_shortfall": -0.01, "segment_shortfall_z": -0.2}
-        ok, reason = validity(spec, none)
-        assert not ok and "weak_segment: segment_shortfall=" in reason
-        noisy = {**healthy, "segment_shortfall": 0.12, "segment_shortfall_z": 1.2}
-        ok, reason = validity(spec, noisy)
-        assert not ok and "sampling noise" in reason
-        ok, reason = validity(spec, healthy)
-        assert not ok and "not measurable" in reason
+    worse = {**healthy, measure: 0.2, f"{measure}_z": 3.0}
+    assert validity(spec, worse) == (True, "")
+    better = {**healthy, measure: -0.08, f"{measure}_z": -2.2}
+    ok, reason = validity(spec, better)
+    assert not ok and f"{measure}=" in reason
+    noisy = {**healthy, measure: 0.12, f"{measure}_z": 1.2}
+    ok, reason = validity(spec, noisy)
+    assert not ok and "sampling noise" in reason
+    ok, reason = validity(spec, healthy)
+    assert not ok and "not measurable" in reason
 
 
-def _wgate17_served(frame: pd.DataFrame, task: str):
+def _served(frame: pd.DataFrame, task: str):
     from mlflow_deepfix.bench.corpus.workflow import Served
 
     return Served(model=None, raw=None, train=frame, test=frame, target="y",
                   model_type=task, config={})
 
 
-def test_wgate17_segment_shortfall_compares_the_planted_rows_with_the_rest():
+def test_segment_shortfall_compares_the_planted_rows_with_the_rest():
     from mlflow_deepfix.bench.corpus.cases import _segment_shortfall
 
     rng = np.random.default_rng(0)
     site = np.where(np.arange(400) < 100, "site_d", "site_a").astype(object)
     y = rng.integers(0, 2, 400)
     frame = pd.DataFrame({"site": site, "y": y})
-    served = _wgate17_served(frame, "classifier")
+    served = _served(frame, "classifier")
     # right everywhere but the segment, where half the predictions are wrong
     pred = y.copy()
     pred[:50] = 1 - pred[:50]
@@ -473,13 +461,13 @@ def test_wgate17_segment_shortfall_compares_the_planted_rows_with_the_rest():
     assert _segment_shortfall("classification", served, pred, ("site", "site_z")) is None
     # regression: mean absolute error over the target's spread
     target = rng.normal(0, 1, 400)
-    reg = _wgate17_served(pd.DataFrame({"site": site, "y": target}), "regressor")
+    reg = _served(pd.DataFrame({"site": site, "y": target}), "regressor")
     guess = target + np.where(np.arange(400) < 100, 1.0, 0.1) * rng.choice([-1, 1], 400)
     shortfall, se = _segment_shortfall("regression", reg, guess, ("site", "site_d"))
     assert shortfall == pytest.approx(0.9 / np.std(target), rel=1e-6) and shortfall / se > 1.645
 
 
-def test_wgate17_built_weak_segment_records_its_shortfall():
+def test_built_weak_segment_records_its_shortfall():
     planted = build_case(CaseSpec(("weak_segment",), "wine", "hgb", ("seg_noise80",)))
     harm = planted.metadata["harm"]
     assert harm["segment_shortfall"] > 0.05 and harm["segment_shortfall_z"] > 1.645

@@ -250,27 +250,27 @@ def test_a_feature_nothing_else_explains_is_a_leak_with_refit_evidence():
     assert any("0.950 to 0.680" in e.detail and "rests on it" in e.detail for e in top.evidence)
 
 
-def _leak15_permuted(change, noise=0.02):
+def _permuted(change, noise=0.02):
     return Intervention(kind="permute_feature", category="target_leakage", target="a",
                         metric="f1_macro", score_before=0.95, score_after=0.95 + change,
                         noise=noise, n_rows=400)
 
 
-def _leak15_leak_signal_score(*interventions):
+def _leak_signal_score(*interventions):
     data = with_interventions(artifact(), _label_only(0.04), *interventions)
     return max(s.score for s in RULES.get("target_leakage")().detect("intervention", data))
 
 
-def test_leak15_a_label_only_feature_the_model_ignores_scores_lower():
+def test_a_label_only_feature_the_model_ignores_scores_lower():
     """Severity is measured harm: shuffling the feature on test costing nothing beyond noise
     means this model does not rely on it, so the finding is scaled down (not dropped)."""
-    relied = _leak15_leak_signal_score(_leak15_permuted(-0.30))
-    ignored = _leak15_leak_signal_score(_leak15_permuted(-0.01))
+    relied = _leak_signal_score(_permuted(-0.30))
+    ignored = _leak_signal_score(_permuted(-0.01))
     assert ignored == pytest.approx(relied * 0.5, abs=1e-3)
     assert ignored > 0
 
 
-def test_leak15_a_near_perfect_feature_the_model_ignores_scores_lower():
+def test_a_near_perfect_feature_the_model_ignores_scores_lower():
     """The association pattern (>= 0.97 on train) follows the same measured-harm rule."""
     from tests.test_rules_model import artifact as model_artifact
 
@@ -283,8 +283,8 @@ def test_leak15_a_near_perfect_feature_the_model_ignores_scores_lower():
         found = RULES.get("target_leakage")().detect("dataset", data)
         return max(s.score for s in found if s.facts.get("feature") == "a")
 
-    relied = pattern_score(_leak15_permuted(-0.30))
-    assert pattern_score(_leak15_permuted(-0.005)) == pytest.approx(relied * 0.5, abs=1e-3)
+    relied = pattern_score(_permuted(-0.30))
+    assert pattern_score(_permuted(-0.005)) == pytest.approx(relied * 0.5, abs=1e-3)
     assert pattern_score() == relied
 
 
@@ -328,7 +328,7 @@ def test_a_real_point_mass_that_imputing_does_not_help_is_not_reported():
     assert all(f.category != "missing_values" for f in findings_of(data))
 
 
-def test_miss16_a_code_detached_from_the_other_values_is_reported_at_most_low():
+def test_a_code_detached_from_the_other_values_is_reported_at_most_low():
     """A 0 stored for 30% of a positive measurement whose smallest real value sits a
     third of an IQR above it: a code, but unmeasured harm, so low (not medium, which
     the same share gets once the spike is >= 0.5 IQRs out)."""

@@ -41,7 +41,7 @@ def test_upstream_cause_ranks_ahead_of_the_symptom_it_explains_at_equal_severity
     assert [f.rank for f in ordered] == [1, 2]
 
 
-def test_two15_the_symptom_steps_behind_its_cause_and_unrelated_findings_keep_their_place():
+def test_the_symptom_steps_behind_its_cause_and_unrelated_findings_keep_their_place():
     """A weak segment (low, 0.9) explained by conflicting labels (low, 0.6), with shared
     rows (low, 0.85) between them in the score order: the symptom moves down to just
     behind its cause; the shared rows, which neither explains, keep their rank ahead of

@@ -553,7 +553,7 @@ def test_outlier_check_only_corroborates_the_statistics():
     assert both["confidence"] > alone["confidence"] and both["severity"] == alone["severity"]
 
 
-def _seg16_corrupted_targets(train_tail: float, chance_after: float):
+def _corrupted_targets(train_tail: float, chance_after: float):
     """A regression workflow whose training targets reach ``train_tail`` (test targets: 99th
     percentile 19, max 27, median 1) and whose model scores ``chance_after`` on test
     against 0.0 +/- 0.1 for predicting the training mean."""
@@ -570,18 +570,18 @@ def _seg16_corrupted_targets(train_tail: float, chance_after: float):
     return art.model_copy(update={"interventions": [chance]})
 
 
-def _seg16_outlier_signals(art):
+def _outlier_signals(art):
     rule = RULES.get("outliers")()
     return [s for src in ("dataset", "intervention") for s in rule.detect(src, art)]
 
 
-def test_seg16_training_targets_far_beyond_test_with_a_model_at_chance_are_high():
+def test_training_targets_far_beyond_test_with_a_model_at_chance_are_high():
     """Labels typed x10 in the training split only: the training targets' tail lies ~3x
     further from the median than the test targets' and the model is no better than
     predicting the mean: the measured harm makes the finding high, and it takes the
     chance evidence from underfitting through the reasoner."""
-    art = _seg16_corrupted_targets(train_tail=80.0, chance_after=-0.18)
-    signals = _seg16_outlier_signals(art)
+    art = _corrupted_targets(train_tail=80.0, chance_after=-0.18)
+    signals = _outlier_signals(art)
     rule = RULES.get("outliers")()
     assert rule.severity(signals, art) == "high"
     assert "label" in rule.title(signals, art) and "no better than chance" in rule.title(
@@ -593,14 +593,14 @@ def test_seg16_training_targets_far_beyond_test_with_a_model_at_chance_are_high(
     assert "underfitting" not in {f.category for f in findings}
 
 
-def test_seg16_training_target_tail_is_silent_when_the_model_learns_or_tails_match():
+def test_training_target_tail_is_silent_when_the_model_learns_or_tails_match():
     # the same tail, but the model is well above chance: no measured harm, nothing said
-    assert not _seg16_outlier_signals(_seg16_corrupted_targets(80.0, chance_after=0.4))
+    assert not _outlier_signals(_corrupted_targets(80.0, chance_after=0.4))
     # a model at chance whose training targets' tail matches the test's (ratio ~1.5)
-    assert not _seg16_outlier_signals(_seg16_corrupted_targets(40.0, chance_after=-0.18))
+    assert not _outlier_signals(_corrupted_targets(40.0, chance_after=-0.18))
 
 
-def test_seg16_rating_codes_typed_x1000_are_found_and_ordinary_codes_are_not():
+def test_rating_codes_typed_x1000_are_found_and_ordinary_codes_are_not():
     """A 1-5 rating declared categorical whose 99th percentile is 4610 holds codes typed
     x1000 on at least 1% of the rows (the statistics give categorical columns no outlier
     share): a low finding naming the column; ordinary codes (99th percentile 5) say nothing."""
@@ -772,7 +772,7 @@ def test_split_size_explains_noisy_symptoms():
     assert {"weak_segment", "label_drift", "feature_drift"} <= set(explains)
 
 
-def _two15_reason_all(art: ArtifactData):
+def _reason_all(art: ArtifactData):
     signals = [
         s
         for rule in RULES
@@ -782,7 +782,7 @@ def _two15_reason_all(art: ArtifactData):
     return reason(signals, art)
 
 
-def _two15_swapped_split(test_constant: bool) -> ArtifactData:
+def _swapped_split(test_constant: bool) -> ArtifactData:
     """40 training rows, 529 test rows; 'rare' holds one value in every training row and
     varies in test (``test_constant=False``) or is stuck in both splits."""
     features = [num(f"x{i}", 40) for i in range(8)]
@@ -800,23 +800,23 @@ def _two15_swapped_split(test_constant: bool) -> ArtifactData:
     )
 
 
-def test_two15_scarce_training_rows_explain_a_column_constant_only_in_train():
+def test_scarce_training_rows_explain_a_column_constant_only_in_train():
     """A rare value the 40 training rows did not draw is the split's consequence (folded
     into it); a column stuck in both splits is an independent bug and keeps its finding."""
-    art = _two15_swapped_split(test_constant=False)
+    art = _swapped_split(test_constant=False)
     assert "constant_feature" in RULES.get("split_size_mismatch")().explains_for(art)
     assert finding("constant_feature", art) is not None
-    categories = [f.category for f in _two15_reason_all(art)]
+    categories = [f.category for f in _reason_all(art)]
     assert categories[0] == "split_size_mismatch" and "constant_feature" not in categories
 
-    stuck = _two15_swapped_split(test_constant=True)
+    stuck = _swapped_split(test_constant=True)
     assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(stuck)
-    assert "constant_feature" in [f.category for f in _two15_reason_all(stuck)]
+    assert "constant_feature" in [f.category for f in _reason_all(stuck)]
     # a proportionate split (1000 / 300 rows) explains no constant column
     assert "constant_feature" not in RULES.get("split_size_mismatch")().explains_for(artifact())
 
 
-def test_two15_rows_repeated_with_another_label_explain_the_overlap_they_cause():
+def test_rows_repeated_with_another_label_explain_the_overlap_they_cause():
     """34% of training rows are repeats with another label and 36% of test rows appear in
     train: a random split sent copies of the repeats to both sides, so the overlap is
     folded into conflicting_labels. Few repeats (5%) cannot account for 36% overlap:
@@ -831,12 +831,12 @@ def test_two15_rows_repeated_with_another_label_explain_the_overlap_they_cause()
     covered = art(0.34)
     assert "train_test_overlap" in RULES.get("conflicting_labels")().explains_for(covered)
     assert finding("train_test_overlap", covered) is not None
-    categories = [f.category for f in _two15_reason_all(covered)]
+    categories = [f.category for f in _reason_all(covered)]
     assert "conflicting_labels" in categories and "train_test_overlap" not in categories
 
     few = art(0.05)
     assert "train_test_overlap" not in RULES.get("conflicting_labels")().explains_for(few)
-    assert "train_test_overlap" in [f.category for f in _two15_reason_all(few)]
+    assert "train_test_overlap" in [f.category for f in _reason_all(few)]
 
 
 # --------------------------------------------------------------------------- data_type_issues
@@ -1008,7 +1008,7 @@ def test_overlap_expected_from_few_distinct_feature_values_is_damped():
     assert finding("train_test_overlap", leaked)["severity"] == "critical"
 
 
-def test_two15_deepchecks_mix_of_natural_repeats_is_no_surer_than_the_statistics():
+def test_deepchecks_mix_of_natural_repeats_is_no_surer_than_the_statistics():
     """The Deepchecks mix counts the same natural repeats as the dataset signal: its score
     is damped and its confidence is no higher than that signal's (0.6), so the finding
     does not win a tie at low on the surer-looking check; a real leak keeps 0.85."""
@@ -1113,7 +1113,7 @@ def test_label_drift_ks_confidence_follows_its_significance():
     assert large.confidence > 0.85
 
 
-def _fit15_shifted_labels(n_train, n_test):
+def _shifted_labels(n_train, n_test):
     """A 3-class split whose class '2' is 27% of train labels but 41% of test labels
     (total variation 0.14), on ``n_train`` / ``n_test`` rows."""
     art = artifact(n_train=n_train, n_test=n_test, task="multiclass_classification")
@@ -1129,16 +1129,16 @@ def _fit15_shifted_labels(n_train, n_test):
     )
 
 
-def test_fit15_label_drift_within_sampling_noise_is_at_most_low():
+def test_label_drift_within_sampling_noise_is_at_most_low():
     """The same class shares moved by 14 points: between 124 and 54 rows that is 1.9
     standard errors of sampling noise, what two random draws of one population show (at
     most low, and the evidence says so); between 1240 and 540 rows it is 6 standard
     errors, an unrepresentative split (medium)."""
-    small = _fit15_shifted_labels(124, 54)
+    small = _shifted_labels(124, 54)
     assert severity_of("label_drift", small) == "low"
     (signal,) = RULES.get("label_drift")().detect("dataset", small)
     assert "standard errors of sampling noise" in signal.evidence.detail
-    large = _fit15_shifted_labels(1240, 540)
+    large = _shifted_labels(1240, 540)
     assert severity_of("label_drift", large) == "medium"
     (signal,) = RULES.get("label_drift")().detect("dataset", large)
     assert "sampling noise" not in signal.evidence.detail

@@ -503,7 +503,7 @@ def test_joint_nudge_names_prediction_drift_even_when_shares_barely_move():
     assert joint and joint[0].facts["n_moved"] == 4 and severity in ("low", "medium")
 
 
-def _group15_nudged_at_chance(shifts):
+def _nudged_at_chance(shifts):
     """:func:`_nudged` whose model scores at chance on the moved test rows (0.93 on
     train); no domain classifier, so no feature drift finding folds the chance one in."""
     data = _nudged(shifts)
@@ -511,16 +511,16 @@ def _group15_nudged_at_chance(shifts):
     return _with_chance_noise(data.model_copy(update={"performance": perf}), 0.03)
 
 
-def test_group15_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
+def test_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
     """Inputs moved together, labels unmoved, and the model at chance on test: the joint
     shift is the cause and takes the no-better-than-chance finding in (as feature drift
     does for one moved feature); without a joint shift the chance finding stands."""
     rule = RULES.get("prediction_drift")()
-    moved = _group15_nudged_at_chance([0.45, 0.45, 0.45, 0.45])
+    moved = _nudged_at_chance([0.45, 0.45, 0.45, 0.45])
     assert "underfitting" in rule.explains_for(moved)
     categories = [f.category for f in _diagnose(moved)]
     assert categories[0] == "prediction_drift" and "underfitting" not in categories
-    still = _group15_nudged_at_chance([0.0, 0.0, 0.0, 0.0])
+    still = _nudged_at_chance([0.0, 0.0, 0.0, 0.0])
     assert "underfitting" not in rule.explains_for(still)
     assert "underfitting" in [f.category for f in _diagnose(still)]
 
@@ -675,7 +675,7 @@ def test_overfitting_memorising_model_behind_a_baseline_on_a_small_split():
     assert assess("overfitting", _small_split(0.88, 0.74, 0.88, 0.069))[0] in HEALTHY
 
 
-def test_fit15_memorising_model_lag_short_of_two_standard_errors_counts_in_part():
+def test_memorising_model_lag_short_of_two_standard_errors_counts_in_part():
     """Train F1 1.00, test 0.61 on 54 rows, a tree baseline 0.73 on the same rows: a lag
     of 1.8 standard errors (0.064) is short of the 2 a measured lag needs, but a model that
     reproduces its training rows and lags that far is more likely harmed than not, so the
@@ -691,7 +691,7 @@ def test_fit15_memorising_model_lag_short_of_two_standard_errors_counts_in_part(
     assert assess("overfitting", _small_split(0.95, 0.61, 0.728, 0.064, 54))[0] == "low"
 
 
-def test_fit15_memorising_model_lag_harm_floor_counts_with_its_significance():
+def test_memorising_model_lag_harm_floor_counts_with_its_significance():
     """Train F1 1.00, test 0.89 on 45 rows, a tree baseline 1.00: the gap is within the
     worst-case margin of 45 rows, and the lag of 0.11 is 1.7 standard errors (0.067),
     short of a measured lag: the lag's harm floor counts two thirds of the way (low, not
@@ -701,7 +701,7 @@ def test_fit15_memorising_model_lag_harm_floor_counts_with_its_significance():
     assert assess("overfitting", _small_split(1.0, 0.888, 1.0, 0.112))[0] in HEALTHY
 
 
-def _fit15_memorising_regressor_at_chance(linear_test):
+def _memorising_regressor_at_chance(linear_test):
     """An unregularised regressor that reproduces its training targets (R2 1.00) and
     scores -1.96 on test, within noise of predicting the mean (noise 0.34), beside a
     linear baseline scoring ``linear_test`` on the same rows."""
@@ -723,16 +723,16 @@ def _fit15_memorising_regressor_at_chance(linear_test):
     return reason(signals, data)
 
 
-def test_fit15_memorisation_explains_a_chance_level_score_when_the_labels_are_learnable():
+def test_memorisation_explains_a_chance_level_score_when_the_labels_are_learnable():
     """The no-better-than-chance finding of a model that memorises its training rows
     while a linear baseline learns the labels (0.16) is folded into overfitting (the
     cause), not reported as a model too weak for the signal; when no baseline learns the
     labels either (-1.8: within noise of the model), they look unrelated to the features
     and that finding stays the cause."""
-    learnable = [f.category for f in _fit15_memorising_regressor_at_chance(0.16)]
+    learnable = [f.category for f in _memorising_regressor_at_chance(0.16)]
     assert learnable[0] == "overfitting"
     assert "underfitting" not in learnable
-    unrelated = [f.category for f in _fit15_memorising_regressor_at_chance(-1.8)]
+    unrelated = [f.category for f in _memorising_regressor_at_chance(-1.8)]
     assert unrelated[0] == "underfitting"
     assert "overfitting" not in unrelated
 
@@ -990,7 +990,7 @@ def test_class_imbalance_a_class_never_predicted_counts_as_missed():
     assert unknown[0] == "medium"
 
 
-def _group15_rare_missed(test_accuracy):
+def _rare_missed(test_accuracy):
     """:func:`_rare_multiclass` never predicting its 3 % class, perfect on train, with
     test accuracy ``test_accuracy`` and the macro-F1 drop of the missed class's term."""
     data = _rare_multiclass({"0": 0.5, "1": 0.5})
@@ -1002,17 +1002,17 @@ def _group15_rare_missed(test_accuracy):
     return data.model_copy(update={"performance": perf})
 
 
-def test_group15_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
+def test_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
     """A train/test gap in macro F1 that is the never-predicted rare class's term (the
     other classes' test rows are predicted as well as on train) is the rarity's symptom:
     class_imbalance takes it in. When the common classes lose accuracy on test too, the
     gap is overfitting of its own and stays (a rare class does not explain it)."""
     rule = RULES.get("class_imbalance")()
-    only_rare = _group15_rare_missed(0.97)
+    only_rare = _rare_missed(0.97)
     assert "overfitting" in rule.explains_for(only_rare)
     categories = [f.category for f in _diagnose(only_rare)]
     assert categories[0] == "class_imbalance" and "overfitting" not in categories
-    common_too = _group15_rare_missed(0.85)
+    common_too = _rare_missed(0.85)
     assert "overfitting" not in rule.explains_for(common_too)
     assert "overfitting" in [f.category for f in _diagnose(common_too)]
 
