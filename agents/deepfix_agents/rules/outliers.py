@@ -411,10 +411,10 @@ class Outliers(Rule):
         best = max(s.score for s in features)
         measured = [s for s in features if s.source == "intervention"]
         if measured and not any(s.facts.get("harmful") for s in measured):
-            # the features' extreme values measured harmless; harm measured from
-            # extreme training targets stands on its own
             infinite = [s.score for s in features if "inf_column" in s.facts]
-            return max([min(best, HARMLESS_CAP), *infinite, *target])
+            best = max([min(best, HARMLESS_CAP), *infinite])
+        # the features' extreme values capped when measured harmless; harm measured from
+        # extreme training targets stands on its own
         return max([best, *target])
 
     def detect_runtime(self, artifact):

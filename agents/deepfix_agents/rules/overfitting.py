@@ -102,6 +102,12 @@ def _clip(score: float) -> float:
     return min(max(score, 0.0), 1.0)
 
 
+def memorises(train_score: float) -> bool:
+    """Whether a training score this close to perfect (``MEMORISED``) shows a model that
+    reproduces its training rows rather than learning."""
+    return _clip(train_score) >= MEMORISED
+
+
 def _own(artifact) -> dict | None:
     performance = artifact.performance
     train, test = performance.train_score, performance.test_score
@@ -117,17 +123,17 @@ def _own(artifact) -> dict | None:
     margin = noise_margin(artifact.dataset.test.n_rows)
     score = interp(gap - shift - margin, GAP_SCORE)
     noise = lag_noise(artifact)
+    memorised = memorises(train)
     if best is not None:
         lag = _clip(best.test_score) - _clip(test)
         # a lag within the noise of the test score is no measured lag; the noise is in
         # the metric's own units, so the raw scores are compared with it (an R2 far below
         # zero lags clearly even though both clip to similar values)
         within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
-        memorises = _clip(train) >= MEMORISED
         lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
         if not within_noise:
             sure = 1.0
-        elif memorises:
+        elif memorised:
             # a model that reproduces its training rows and still lags the baseline by
             # more than one standard error is more likely harmed than not: the lag counts
             # with its significance instead of jumping at 2 standard errors
@@ -137,10 +143,9 @@ def _own(artifact) -> dict | None:
         benign = LAG_FACTOR[0][1]
         # never above what the lag's size gives beyond the noise
         factor = min(benign + (1.0 - benign) * sure, interp(lag, LAG_FACTOR))
-        lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorises else 0.0
+        lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorised else 0.0
     else:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
-        memorises = _clip(train) >= MEMORISED
     return {
         "train_score": train,
         "test_score": test,
@@ -152,7 +157,7 @@ def _own(artifact) -> dict | None:
         "lag_noise": noise,
         "lag_within_noise": within_noise,
         "lag_z": lag_z,
-        "memorises": memorises,
+        "memorises": memorised,
         "factor": factor,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
@@ -230,7 +235,7 @@ class Overfitting(Rule):
         from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
 
         train = artifact.performance.train_score
-        if train is None or _clip(train) < MEMORISED:
+        if train is None or not memorises(train):
             return self.explains
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
@@ -247,7 +252,7 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
-            if own["lag_within_noise"] and own["memorises"] and own["factor"] > 0.4:
+            if own["lag_within_noise"] and own["memorises"] and own["factor"] > LAG_FACTOR[0][1]:
                 detail += (
                     f" ({own['lag_z']:.1f} standard errors of the test score above it, short of "
                     f"{LAG_NOISE_UNITS:g}: a model that reproduces its training rows and lags "

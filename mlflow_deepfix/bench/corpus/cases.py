@@ -196,6 +196,23 @@ def _f1_gain(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     return float(best - at_default)
 
 
+def _served_on(task: str, y: np.ndarray, pred: np.ndarray, rows: np.ndarray,
+               smoothed: bool = False) -> tuple[float, float]:
+    """How well the test ``rows`` are served (higher is better) and its standard error:
+    accuracy, or minus the mean absolute error over the target's standard deviation.
+    ``smoothed``: the accuracy's standard error from (k+1)/(n+2), finite for rows that are
+    all right or all wrong (the few rows of a planted segment)."""
+    n = int(rows.sum())
+    if task == "regression":
+        spread = float(np.std(y.astype(float))) or 1.0
+        errors = np.abs(y[rows].astype(float) - pred[rows].astype(float)) / spread
+        return -errors.mean(), errors.std(ddof=1) / np.sqrt(n)
+    right = int((y[rows].astype(str) == pred[rows].astype(str)).sum())
+    p = right / n
+    q = (right + 1) / (n + 2) if smoothed else p
+    return p, np.sqrt(q * (1 - q) / n)
+
+
 def _group_shortfall(task: str, served: Served, pred: np.ndarray) -> tuple[float, float] | None:
     """How much worse the planted group (``DISADVANTAGED_GROUP``) of the sensitive column
     is served than the best other group (>= 20 test rows each), with its standard error:
@@ -212,13 +229,7 @@ def _group_shortfall(task: str, served: Served, pred: np.ndarray) -> tuple[float
             rows = groups == g
             if rows.sum() < 20:
                 continue
-            if task == "regression":
-                spread = float(np.std(y.astype(float))) or 1.0
-                errors = np.abs(y[rows].astype(float) - pred[rows].astype(float)) / spread
-                stats[g] = (-errors.mean(), errors.std(ddof=1) / np.sqrt(rows.sum()))
-            else:
-                p = (y[rows].astype(str) == pred[rows].astype(str)).mean()
-                stats[g] = (p, np.sqrt(p * (1 - p) / rows.sum()))
+            stats[g] = _served_on(task, y, pred, rows)
         if planted not in stats or len(stats) < 2:
             continue
         best = max((g for g in stats if g != planted), key=lambda g: stats[g][0])
@@ -253,18 +264,8 @@ def _segment_shortfall(task: str, served: Served, pred: np.ndarray,
         inside = served.test[column].astype(str).to_numpy() == str(value)
     if inside.sum() < MIN_SEGMENT_ROWS or (~inside).sum() < MIN_SEGMENT_ROWS:
         return None
-    stats = []
-    for rows in (~inside, inside):
-        n = int(rows.sum())
-        if task == "regression":
-            spread = float(np.std(y.astype(float))) or 1.0
-            errors = np.abs(y[rows].astype(float) - pred[rows].astype(float)) / spread
-            stats.append((-errors.mean(), errors.std(ddof=1) / np.sqrt(n)))
-        else:
-            right = int((y[rows].astype(str) == pred[rows].astype(str)).sum())
-            smooth = (right + 1) / (n + 2)
-            stats.append((right / n, np.sqrt(smooth * (1 - smooth) / n)))
-    (rest, rest_se), (seg, seg_se) = stats
+    rest, rest_se = _served_on(task, y, pred, ~inside, smoothed=True)
+    seg, seg_se = _served_on(task, y, pred, inside, smoothed=True)
     return float(rest - seg), float(np.hypot(rest_se, seg_se))
 
 
@@ -308,6 +309,14 @@ def _baseline(task: str, served: Served) -> float | None:
 CLEAN_MARGIN = 0.03
 
 
+def _with_z(name: str, found: tuple[float, float] | None) -> dict[str, Any]:
+    """A shortfall and its standard error as harm keys: ``name`` and ``name_z``."""
+    if found is None:
+        return {}
+    shortfall, se = found
+    return {name: shortfall, f"{name}_z": shortfall / se if se > 0 else None}
+
+
 def measure(spec: CaseSpec, served: Served,
             segment: tuple[str, Any] | None = None) -> dict[str, Any]:
     """Harm measured against the same workflow without the bug, on the same seed
@@ -339,15 +348,10 @@ def measure(spec: CaseSpec, served: Served,
     if out.get("score_test") is not None and out.get("score_clean") is not None:
         out["score_drop"] = out["score_clean"] - out["score_test"]
     if pred is not None and served.config.get("sensitive_features"):
-        found = _group_shortfall(task, served, pred)
-        if found is not None:
-            out["group_shortfall"] = found[0]
-            out["group_shortfall_z"] = found[0] / found[1] if found[1] > 0 else None
+        out.update(_with_z("group_shortfall", _group_shortfall(task, served, pred)))
     if pred is not None and segment is not None:
-        found = _segment_shortfall(task, served, pred, segment)
-        if found is not None:
-            out["segment_shortfall"] = found[0]
-            out["segment_shortfall_z"] = found[0] / found[1] if found[1] > 0 else None
+        out.update(_with_z("segment_shortfall",
+                           _segment_shortfall(task, served, pred, segment)))
     if out.get("score_test") is not None and out.get("score_train") is not None:
         out["train_test_gap"] = out["score_train"] - out["score_test"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
