@@ -1172,3 +1172,38 @@ def test_test_conflicts_on_features_coarse_in_training_are_natural_too():
                    train_kw={"conflicting_label_fraction": 0.445},
                    test_kw={"conflicting_label_fraction": 0.264})
     assert at_most(severity_of("conflicting_labels", art), "low")
+
+
+def test_split18_conventional_split_of_a_small_dataset_is_no_finding():
+    """A 30 % test share of a ~110-row dataset (33 test rows) is the split one can afford:
+    no harm to the model is measured, so no finding; the same 25 test rows carved from a
+    larger dataset (test/train 0.2, 0.05) stay a finding."""
+    for n_train, n_test in ((77, 33), (105, 45), (124, 54), (40, 18)):
+        assert finding("split_size_mismatch", artifact(n_train=n_train, n_test=n_test)) is None
+    assert severity_of("split_size_mismatch", artifact(n_train=125, n_test=25)) == "medium"
+    assert severity_of("split_size_mismatch", artifact(n_train=500, n_test=25)) == "high"
+
+
+def test_split18_conventional_small_split_explains_nothing():
+    rule = RULES.get("split_size_mismatch")()
+    assert rule.explains_for(artifact(n_train=77, n_test=33)) == ()
+    assert "label_drift" in rule.explains_for(artifact(n_train=3000, n_test=25))
+
+
+def test_split18_symptom_is_not_folded_into_a_conventional_small_split():
+    """33 test rows, 77 training rows: a label shift measured at medium keeps its own
+    finding (before, the split scored 0.40, medium, and absorbed it)."""
+    art = artifact(n_train=77, n_test=33)
+    drift = RULES.get("label_drift")().signal(
+        "dataset", score=0.45, confidence=0.9, detail="class '0' is 33% of train, 48% of test"
+    )
+    signals = [s for src in ("dataset", "deepchecks") for s in
+               RULES.get("split_size_mismatch")().detect(src, art)]
+    categories = [f.category for f in reason([*signals, drift], art)]
+    assert categories == ["label_drift"]
+    # the same shift next to a test split carved too small from ample data is folded
+    art = artifact(n_train=3000, n_test=25)
+    signals = [s for src in ("dataset", "deepchecks") for s in
+               RULES.get("split_size_mismatch")().detect(src, art)]
+    categories = [f.category for f in reason([*signals, drift], art)]
+    assert categories == ["split_size_mismatch"]

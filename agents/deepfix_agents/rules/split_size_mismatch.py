@@ -14,6 +14,17 @@ SMALL_TEST_SCORE = ((20, 0.85), (30, 0.7), (50, 0.5), (100, 0.3), (200, 0.12), (
 #: large dataset is an avoidable mistake; from a small dataset it is all one has (then
 #: the remedy is cross-validation, and the finding weighs less).
 PROPORTION_FACTOR = ((0.05, 1.0), (0.25, 0.6))
+#: test/train row ratio from which the test split is a conventional share of the data
+#: (a 20 % test share or more): then a small test split is a small dataset, not a split
+#: mistake. No larger test split was affordable without starving training, and no harm
+#: to this model is measured (the remedy, cross-validation, changes how the score is
+#: reported, not the model), so its score stays below low (no finding of its own) and it
+#: explains nothing: the rules that measure drift, calibration, a train/test gap or a
+#: weak segment on these rows already weigh their sampling noise at these split sizes,
+#: and a planted-looking symptom must not be folded into, or ranked behind, a split that
+#: could not have been better
+PROPORTIONAL_RATIO = 0.25
+PROPORTIONAL_CAP = 0.19
 #: factor when there is no training split to compare with
 UNKNOWN_PROPORTION_FACTOR = 0.8
 #: test/train row ratio above 1 -> score: the model learns from less data than it is
@@ -29,6 +40,19 @@ ROWS_PER_FEATURE_SCORE = ((1.0, 0.7), (3.0, 0.45), (5.0, 0.3), (10.0, 0.0))
 #: baselines) or is regularised enough not to. Alone it stays below medium, so it neither
 #: outranks nor absorbs the overfitting it would cause
 FEW_ROWS_CAP = 0.39
+
+
+def proportional(ratio: float | None) -> bool:
+    """The test split is a conventional share of the data (see :data:`PROPORTIONAL_RATIO`)."""
+    return ratio is not None and ratio >= PROPORTIONAL_RATIO
+
+
+def small_test_score(n_test: int, ratio: float | None) -> float:
+    """Score of a test split of ``n_test`` rows, ``ratio`` = test/train rows (None: no
+    training split)."""
+    factor = interp(ratio, PROPORTION_FACTOR) if ratio is not None else UNKNOWN_PROPORTION_FACTOR
+    score = interp(n_test, SMALL_TEST_SCORE) * factor
+    return min(score, PROPORTIONAL_CAP) if proportional(ratio) else score
 
 
 def _metric_wobble(n: int) -> float:
@@ -75,8 +99,10 @@ class SplitSizeMismatch(Rule):
     severity_policy = (
         "Small test split: rows 20 -> 0.85, 30 -> 0.7, 50 -> 0.5, 100 -> 0.3, 200 -> 0.12, "
         "400 -> 0, multiplied by x1.0 when test/train < 0.05 (a larger test split was "
-        "affordable) down to x0.6 when test/train >= 0.25 (the dataset itself is small), x0.8 "
-        "without a training split. "
+        "affordable) down to x0.6 at test/train 0.25, x0.8 without a training split; from "
+        "test/train 0.25 (a test share of 20 % or more) the split is the conventional share "
+        "of a small dataset, not a mistake, and no harm to the model is measured: at most "
+        "0.19 (no finding) and it explains no symptom. "
         "Large test split: test/train 1.5 -> 0.25, 3 -> 0.5, 6 -> 0.7, 10 -> 0.8, 20 -> 0.9, "
         "x1.0 up to 200 training rows, x0.7 at 2,000, x0.4 at 20,000. Training rows per model "
         "feature: 1 -> 0.7, 3 -> 0.45, 5 -> 0.3, 10 -> 0, at most 0.39 (low: the harm of too few rows "
@@ -100,9 +126,13 @@ class SplitSizeMismatch(Rule):
         too few rows per feature) also explains a feature that holds one value in every
         training row but varies in the test rows: a rare value the few training rows did
         not happen to draw. A column constant in both splits is a stuck feed of its own
-        (two independent bugs keep two findings)."""
+        (two independent bugs keep two findings).
+
+        A small test split that is the conventional share of a small dataset (see
+        :data:`PROPORTIONAL_RATIO`) explains nothing: the split could not have been
+        better, and the symptoms' own rules weigh their noise at this split size."""
         if not self._scarce_training(artifact):
-            return self.explains
+            return self.explains if self._avoidable_small_test(artifact) else ()
         dataset = artifact.dataset
         features = set(dataset.feature_names)
         constant = constant_columns(dataset.train, features)
@@ -110,6 +140,14 @@ class SplitSizeMismatch(Rule):
         if constant and not in_test & set(constant):
             return (*self.explains, "constant_feature")
         return self.explains
+
+    def _avoidable_small_test(self, artifact) -> bool:
+        """A small test split carved from data that could afford a larger one (not the
+        conventional share of a small dataset, see :data:`PROPORTIONAL_RATIO`)."""
+        dataset = artifact.dataset
+        n_train = dataset.train.n_rows if dataset.train is not None else None
+        ratio = dataset.test.n_rows / n_train if n_train else None
+        return not proportional(ratio)
 
     def _scarce_training(self, artifact) -> bool:
         return any(
@@ -124,9 +162,7 @@ class SplitSizeMismatch(Rule):
         ratio = n_test / n_train if n_train else None
         facts = {"n_test": n_test, "n_train": n_train}
 
-        score = interp(n_test, SMALL_TEST_SCORE) * (
-            interp(ratio, PROPORTION_FACTOR) if ratio is not None else UNKNOWN_PROPORTION_FACTOR
-        )
+        score = small_test_score(n_test, ratio)
         if score > 0:
             detail = (
                 f"the test split has {n_test} rows; a score measured on it is only known to "
@@ -141,6 +177,7 @@ class SplitSizeMismatch(Rule):
                 detail=detail,
                 value=n_test,
                 kind="small_test",
+                proportional=proportional(ratio),
                 **facts,
             )
 
@@ -187,10 +224,7 @@ class SplitSizeMismatch(Rule):
         score = self.check_score
         if n_test:
             ratio = n_test / n_train if n_train else None
-            factor = (
-                interp(ratio, PROPORTION_FACTOR) if ratio is not None else UNKNOWN_PROPORTION_FACTOR
-            )
-            score = max(score, interp(n_test, SMALL_TEST_SCORE) * factor)
+            score = max(score, small_test_score(n_test, ratio))
             if ratio is not None and ratio > 1.0:
                 score = max(
                     score, interp(ratio, LARGE_TEST_SCORE) * interp(n_train, TRAIN_SIZE_FACTOR)
