@@ -1207,3 +1207,20 @@ def test_split18_symptom_is_not_folded_into_a_conventional_small_split():
                RULES.get("split_size_mismatch")().detect(src, art)]
     categories = [f.category for f in reason([*signals, drift], art)]
     assert categories == ["split_size_mismatch"]
+
+
+def test_split18_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
+    """49 training rows for 33 features: low while the model scores 1.00 on train and
+    0.61 on test (the few rows let it memorise), no finding when it scores the same on
+    both splits (the few rows measurably cost it nothing)."""
+    from mlflow_deepfix.schemas import PerformanceSummary
+
+    features = [num(f"x{i}", 49) for i in range(33)]
+    art = artifact(features, [num(c.name, 54) for c in features], n_train=49, n_test=54)
+    gap = art.model_copy(update={"performance": PerformanceSummary(
+        metric="f1_macro", train_score=1.0, test_score=0.61)})
+    found = finding("split_size_mismatch", gap)
+    assert found["severity"] == "low" and "rows per feature" in found["title"]
+    same = art.model_copy(update={"performance": PerformanceSummary(
+        metric="f1_macro", train_score=0.85, test_score=0.93)})
+    assert finding("split_size_mismatch", same) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules.constant_feature import constant_columns
+from deepfix_agents.rules.overfitting import _clip, noise_margin
 
 #: rows in the test split -> score. Below ~30 rows no score is reliable; a 95% interval
 #: for an accuracy measured on n rows is about +-1/sqrt(n) wide (+-0.2 at 25 rows,
@@ -38,7 +39,10 @@ ROWS_PER_FEATURE_SCORE = ((1.0, 0.7), (3.0, 0.45), (5.0, 0.3), (10.0, 0.0))
 #: few rows per feature is a risk, not a measured harm: a model given too few rows either
 #: memorises them (the overfitting rule measures what that costs on test, against the
 #: baselines) or is regularised enough not to. Alone it stays below medium, so it neither
-#: outranks nor absorbs the overfitting it would cause
+#: outranks nor absorbs the overfitting it would cause. When this model shows no
+#: train/test gap beyond the test score's noise (one standard error,
+#: :func:`deepfix_agents.rules.overfitting.noise_margin`), the few rows measurably cost it
+#: nothing: at most ``PROPORTIONAL_CAP`` (no finding of its own)
 FEW_ROWS_CAP = 0.39
 
 
@@ -106,7 +110,9 @@ class SplitSizeMismatch(Rule):
         "Large test split: test/train 1.5 -> 0.25, 3 -> 0.5, 6 -> 0.7, 10 -> 0.8, 20 -> 0.9, "
         "x1.0 up to 200 training rows, x0.7 at 2,000, x0.4 at 20,000. Training rows per model "
         "feature: 1 -> 0.7, 3 -> 0.45, 5 -> 0.3, 10 -> 0, at most 0.39 (low: the harm of too few rows "
-        "is the overfitting it causes, measured by that rule). Deepchecks' Datasets Size Comparison "
+        "is the overfitting it causes, measured by that rule), at most 0.19 (no finding) when "
+        "the model's test score is within one standard error of its training score (no "
+        "memorisation: no harm measured). Deepchecks' Datasets Size Comparison "
         "corroborates."
     )
     explains = (
@@ -199,6 +205,8 @@ class SplitSizeMismatch(Rule):
         if n_train and n_features:
             per_feature = n_train / n_features
             score = min(interp(per_feature, ROWS_PER_FEATURE_SCORE), FEW_ROWS_CAP)
+            if self._no_gap(artifact):
+                score = min(score, PROPORTIONAL_CAP)
             if score > 0:
                 yield self.signal(
                     "dataset",
@@ -213,6 +221,16 @@ class SplitSizeMismatch(Rule):
                     n_features=n_features,
                     **facts,
                 )
+
+    @staticmethod
+    def _no_gap(artifact) -> bool:
+        """The model scores on test within one standard error of its training score: too
+        few rows per feature did not make it memorise (measured harm: none)."""
+        performance = artifact.performance
+        train, test = performance.train_score, performance.test_score
+        if train is None or test is None:
+            return False
+        return _clip(train) - _clip(test) <= noise_margin(artifact.dataset.test.n_rows)
 
     def detect_deepchecks(self, artifact):
         """Datasets Size Comparison: ``value`` is test/train rows (lower is worse),
