@@ -821,6 +821,35 @@ def test_poor_calibration_names_the_log_loss_recalibration_would_remove():
     assert "nats" not in confidence(0.01, log_loss=0.36)[1]
 
 
+def _calib18_confident(error_rate, n_confident, ece=0.1):
+    """(score, detail, facts) of poor_calibration's own signal for a model with an ECE of
+    ``ece`` (noise 0.02) whose ``n_confident`` test rows stated at least 80% sure are wrong
+    at ``error_rate``."""
+    perf = modified(HEALTHY_PERF, calibration_error=ece, calibration_noise=0.02)
+    data = artifact(performance=perf).model_copy(update={"confidence": ConfidenceSummary(
+        n_rows=400, threshold=0.8, confident_error_rate=error_rate, n_confident=n_confident)})
+    _, _, signals = assess("poor_calibration", data)
+    own = next(s for s in signals if s.source == "model")
+    return own.score, own.evidence.detail, own.facts
+
+
+def test_calib18_poor_calibration_names_the_error_rate_of_its_confident_rows():
+    """The rows stated at least 80% sure, wrong beyond their Wilson interval more often
+    than the 20% the model claims at most there, are named in words; the severity stays
+    the ECE's."""
+    score, detail, facts = _calib18_confident(0.34, 300)
+    assert "of the 300 test rows it is at least 80% sure of, 34% are wrong" in detail
+    assert "more than the 20% it claims at most" in detail
+    assert facts["confident_error_rate"] == 0.34
+    assert score == _calib18_confident(0.05, 300)[0]
+    # within the interval of 20% (300 rows: 24% is not beyond it), at or under the claim,
+    # or too few confident rows: not named
+    for rate, n in ((0.24, 300), (0.2, 300), (0.05, 300), (0.5, 20)):
+        score_, detail_, facts_ = _calib18_confident(rate, n)
+        assert "sure of" not in detail_ and facts_["confident_error_rate"] is None
+        assert score_ == score
+
+
 def _prior_shifted(train_predicted, test_predicted):
     """A 5 %-positive task, a model with class weights predicting the rare class for
     ``train_predicted`` / ``test_predicted`` of the rows, at chance (as are the baselines),

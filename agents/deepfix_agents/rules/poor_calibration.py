@@ -5,7 +5,7 @@ binning noise produces on a test set of that size; Deepchecks' Calibration Score
 score per class) corroborates, and stands alone only as a weak hint when the Brier score
 is worse than always predicting the class shares.
 
-Two measurements beyond the ECE:
+Three measurements beyond the ECE:
 
 * **What recalibration would remove** (log loss): the test log loss against the log loss
   of two recalibrated copies that need no fitting beyond the test rows' own counts: one
@@ -14,6 +14,12 @@ Two measurements beyond the ECE:
   the better of the two; the excess is log loss that recalibration alone removes. It is
   named as evidence only (a model that states probabilities of 0 or 1 has an unbounded
   log loss, so the size of the excess is no measure of harm).
+* **The confident rows' error rate**: the test rows the model states at least 80% sure
+  of (the confidence summary's) should be wrong at most 20% of the time. When they are
+  wrong more often beyond the 95% Wilson interval of their rate, the evidence says so in
+  words: the overconfidence measured without bins or a noise model, on the predictions
+  that are acted on without review. Evidence only (the severity stays the ECE's): it
+  fires on the models whose ECE is large anyway, so it adds no separate measure of harm.
 * **A shifted prior** (calibration in the large): the model predicts a class far more
   often than it occurs, *on its own training rows* as well as on test. Neither a lack of
   signal nor overfitting does that (both reproduce the training shares); class weights,
@@ -44,6 +50,11 @@ PRIOR_SHIFT_EXCESS = 0.1
 SIGNIFICANT_RATIO = 3.0
 #: log loss (nats) recalibration would remove that corroborates the ECE
 LOG_LOSS_EXCESS = 0.1
+#: fewest confident test rows (top probability at the summary's threshold or above) whose
+#: error rate is named as a measurement of overconfidence
+MIN_CONFIDENT_ROWS = 30
+#: z of the two-sided 95% Wilson interval of that error rate
+WILSON_Z = 1.96
 
 
 def _entropy(shares) -> float:
@@ -90,6 +101,32 @@ def prior_shift(artifact) -> dict | None:
                 found = {"label": label, "share": test_share, "predicted": on_test,
                          "train_share": share, "train_predicted": on_train, "ratio": ratio}
     return found
+
+
+def _wilson_low(rate: float, n: int, z: float = WILSON_Z) -> float:
+    """Lower end of the Wilson interval of a proportion ``rate`` observed on ``n`` rows."""
+    if n <= 0:
+        return 0.0
+    centre = rate + z * z / (2 * n)
+    spread = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
+    return (centre - spread) / (1 + z * z / n)
+
+
+def confident_overclaim(artifact) -> dict | None:
+    """The test rows the model is confident on (top probability at the confidence
+    summary's threshold or above, at least ``MIN_CONFIDENT_ROWS`` of them) when their
+    error rate is, beyond its 95% Wilson interval, above the most the model claims there
+    (one minus the threshold). No bins and no noise model: a direct measurement that the
+    stated confidence overstates the observed accuracy. None otherwise."""
+    summary = artifact.confidence
+    if summary is None or summary.n_confident < MIN_CONFIDENT_ROWS:
+        return None
+    claimed = 1.0 - summary.threshold
+    low = _wilson_low(summary.confident_error_rate, summary.n_confident)
+    if low <= claimed:
+        return None
+    return {"n": summary.n_confident, "rate": summary.confident_error_rate, "low": low,
+            "claimed": claimed, "threshold": summary.threshold}
 
 
 def ece_noise(n_test: int) -> float:
@@ -161,7 +198,10 @@ class PoorCalibration(Rule):
         "200 test rows). When the ECE is at least 3x its noise level and the test log loss "
         "exceeds, by 0.1 nats or more, that of the better of two recalibrated copies (the "
         "measured accuracy stated as confidence, or the class shares), the evidence names "
-        "the log loss recalibration would remove. A class predicted 2x as often as it occurs and by"
+        "the log loss recalibration would remove; when the test rows it states at least 80% "
+        "sure of (30 or more) are wrong more often than the 20% it claims at most, beyond "
+        "the 95% Wilson interval of their error rate, the evidence names that rate (the "
+        "severity stays the ECE's). A class predicted 2x as often as it occurs and by"
         " 10 points more, on train and on test (a shifted prior: class weights, "
         "resampling), makes this finding the cause of a near-chance score."
     )
@@ -205,6 +245,16 @@ class PoorCalibration(Rule):
                 f"; recalibrating would cut the test log loss by at least {gain:.2f} nats "
                 "(vs stating the measured accuracy, or the class shares, as confidence)"
             )
+        overclaim = confident_overclaim(artifact)
+        if overclaim is not None:
+            # the harm in words: the predictions stated with high confidence, those acted
+            # on without review, are wrong more often than the model says they can be
+            detail += (
+                f"; of the {overclaim['n']} test rows it is at least "
+                f"{pct(overclaim['threshold'])} sure of, {pct(overclaim['rate'])} are wrong "
+                f"(95% interval from {pct(overclaim['low'])}), more than the "
+                f"{pct(overclaim['claimed'])} it claims at most"
+            )
         shift = prior_shift(artifact)
         if shift is not None:
             detail += (
@@ -221,6 +271,7 @@ class PoorCalibration(Rule):
             value=own["ece"],
             ece=own["ece"],
             log_loss_excess=gain,
+            confident_error_rate=None if overclaim is None else overclaim["rate"],
             shifted_class=None if shift is None else shift["label"],
         )
 
