@@ -1046,6 +1046,42 @@ def test_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
     assert "overfitting" in [f.category for f in _diagnose(common_too)]
 
 
+def _imb18_rare_binary(test_accuracy, balanced_accuracy, *, f1_at_best=0.60):
+    """5.5 % of the labels in one class (a low rarity score), predicted for 3.4 % of
+    175 test rows (not 'missed' by the quarter-of-its-share rule), with the given test
+    accuracy and balanced accuracy; F1 0.53 at 0.5 and ``f1_at_best`` at 0.26."""
+    rare = {"0": 0.945, "1": 0.055}
+    perf = modified(
+        HEALTHY_PERF, f1_at_default=0.533, f1_at_best=f1_at_best, best_threshold=0.26,
+        prediction_distribution={"0": 0.966, "1": 0.034},
+        scores={"test": {"accuracy": test_accuracy, "balanced_accuracy": balanced_accuracy}},
+    )
+    return artifact(performance=perf, train_labels=rare, test_labels=rare, n_test=175)
+
+
+def test_imb18_class_imbalance_severity_follows_the_rare_class_recall_shortfall():
+    """The rare class's recall, from accuracy and balanced accuracy (two classes): 0.44
+    against 0.99 for the common class is a measured harm beyond noise that moving the
+    threshold does not recover (F1 0.53 -> 0.60, under a low decision_threshold
+    finding): class_imbalance rises from low to high and ranks first. The same rarity
+    with the rare class recalled as well as the rest stays low (no harm measured)."""
+    harmed = _imb18_rare_binary(0.96, 0.716)
+    assert assess("decision_threshold", harmed)[0] == "info"
+    assert assess("class_imbalance", harmed)[0] == "high"
+    assert _diagnose(harmed)[0].category == "class_imbalance"
+    unharmed = _imb18_rare_binary(0.96, 0.96)
+    assert assess("class_imbalance", unharmed)[0] == "low"
+
+
+def test_imb18_class_imbalance_leaves_a_recoverable_shortfall_to_the_threshold():
+    """When moving the threshold recovers a reportable part of the shortfall (F1 0.53
+    -> 0.75 at 0.26), that harm is decision_threshold's: class_imbalance keeps the
+    score the rarity alone warrants."""
+    recoverable = _imb18_rare_binary(0.96, 0.716, f1_at_best=0.75)
+    assert severity_for(assess("decision_threshold", recoverable)[2][0].score) != "info"
+    assert assess("class_imbalance", recoverable)[0] == "low"
+
+
 def test_decision_threshold_only_for_binary():
     data = _threshold_case()
     multi = data.model_copy(update={"task": "multiclass_classification"})

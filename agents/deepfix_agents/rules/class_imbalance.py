@@ -52,6 +52,42 @@ def predicted_share(artifact, label: str, labels: dict[str, float]) -> float | N
     return 0.0 if set(predicted) & set(labels) else None
 
 
+def rare_class_shortfall(artifact, label: str) -> tuple[float, float, float] | None:
+    """(recall of the class ``label`` on test, the recall of the other classes' rows,
+    the standard error of the rare class's recall): the harm a rare class suffers,
+    measured. Two classes: exact, from accuracy and balanced accuracy (their mean
+    recall) and the class's test share. More classes: the rare class's recall is
+    bounded above by the share of rows predicted as it over its share of test rows (it
+    cannot be right more often than it is predicted), and the rest's recall, given
+    accuracy, bounded below accordingly: a measured shortfall, never an overstated
+    one. None when the scores or shares are missing."""
+    test = artifact.dataset.test
+    if test is None or not test.label_distribution:
+        return None
+    scores = artifact.performance.scores.get("test", {})
+    acc, bal = scores.get("accuracy"), scores.get("balanced_accuracy")
+    share = test.label_distribution.get(label)
+    if acc is None or share is None or not 0.0 < share < 1.0:
+        return None
+    n_rare = share * test.n_rows
+    if n_rare < 1.0:
+        return None
+    if len(test.label_distribution) == 2:
+        if bal is None or abs(2.0 * share - 1.0) < 1e-6:
+            return None
+        recall = (acc - 2.0 * bal * (1.0 - share)) / (2.0 * share - 1.0)
+    else:
+        predicted = predicted_share(artifact, label, test.label_distribution)
+        if predicted is None:
+            return None
+        recall = predicted / share
+    recall = min(max(recall, 0.0), 1.0)
+    rest = min(max((acc - share * recall) / (1.0 - share), 0.0), 1.0)
+    pooled = (recall + rest) / 2.0
+    se = max(math.sqrt(pooled * (1.0 - pooled) / n_rare), 1.0 / n_rare)
+    return recall, rest, se
+
+
 def _corrected(artifact) -> bool:
     params = artifact.model.hyperparameters
     weight = params.get("class_weight")
@@ -62,6 +98,15 @@ def _corrected(artifact) -> bool:
 #: the model clearly ranks the rare class: the default threshold, not the rarity, is
 #: then what costs the decisions
 RANKS_RARE_CLASS = 0.15
+#: the rare class's test recall below the other classes' (beyond noise) -> share of the
+#: +0.3 impact: the measured harm of a rare class the model learns poorly
+RECALL_GAP_IMPACT = ((0.15, 0.0), (0.5, 1.0))
+#: ... beyond noise: the gap over the rare recall's standard error
+RECALL_GAP_Z = 2.0
+#: a decision_threshold measurement from this score (low) recovers a reportable part
+#: of the rare class's shortfall by moving the threshold: that part is the threshold's
+#: harm, so the graded recall impact is not counted here as well
+THRESHOLD_RECOVERS = 0.2
 #: a best threshold picked on fewer test rows of the rare class says too little to name
 #: the threshold, rather than the rarity, as the cause
 MIN_RARE_TEST_ROWS = 10
@@ -157,7 +202,11 @@ class ClassImbalance(Rule):
         "when the "
         "model predicts the rare class for under a quarter of its true share on test (impact), "
         "unless the model ranks the class well and only the 0.5 threshold misses it (that harm"
-        " is decision_threshold's)."
+        " is decision_threshold's); otherwise up to +0.3 from the measured harm: the rare "
+        "class's test recall below the other classes' (exact from accuracy and balanced "
+        "accuracy with two classes, bounded by its predicted share with more), beyond 2 "
+        "standard errors, 0.15 -> +0, 0.5 -> +0.3, unless moving the threshold recovers a "
+        "reportable part of it (decision_threshold scores 0.2 or more)."
     )
     explains = ("degenerate_predictions", "decision_threshold", "poor_calibration", "underfitting")
     checks = ("Class Imbalance",)
@@ -213,8 +262,11 @@ class ClassImbalance(Rule):
             # the rare class is ranked well and only the 0.5 cut-off misses it: that
             # harm is decision_threshold's measurement, not counted twice here
             missed = False
-        if missed and not corrected:
-            score += 0.3
+        impact = 1.0 if missed and not corrected else 0.0
+        gap = None if corrected else self._recall_gap(artifact, label)
+        if gap is not None:
+            impact = max(impact, interp(gap, RECALL_GAP_IMPACT))
+        score += 0.3 * impact
         detail = f"class {label!r} is {pct(share)} of the {split.name} labels"
         if corrected:
             detail += " (the model sets class weights)"
@@ -230,6 +282,23 @@ class ClassImbalance(Rule):
             share=share,
             predicted=predicted,
         )
+
+    @staticmethod
+    def _recall_gap(artifact, label) -> float | None:
+        """The rare class's measured recall shortfall behind the other classes on test
+        (:func:`rare_class_shortfall`), when it is beyond noise and moving the threshold
+        does not recover it (decision_threshold measures under ``THRESHOLD_RECOVERS``,
+        and the threshold is not the cause): the harm the rarity does to this model."""
+        found = rare_class_shortfall(artifact, label)
+        if found is None:
+            return None
+        recall, rest, se = found
+        gap = rest - recall
+        if gap < RECALL_GAP_Z * se or threshold_is_the_cause(artifact):
+            return None
+        recovered = max((s.score for s in DecisionThreshold().detect_model(artifact)),
+                        default=0.0)
+        return None if recovered >= THRESHOLD_RECOVERS else gap
 
     def title(self, signals, artifact):
         label, share = self.fact(signals, "label"), self.fact(signals, "share")
