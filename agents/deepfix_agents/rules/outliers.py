@@ -127,6 +127,13 @@ def measured_harm(artifact):
     return clip, rows, harmful, gain_share
 
 
+def sized_gain(clip) -> bool:
+    """Whether the impute-and-refit measured a gain beyond :data:`NOISE_UNITS` noise
+    units: the harm then has a size (its share of the model's skill, see
+    :func:`measured_harm`), and that size is the finding's score."""
+    return clip is not None and clip.change > 0 and clip.change > NOISE_UNITS * (clip.noise or 0.0)
+
+
 @register_rule
 class Outliers(Rule):
     id = "outliers"
@@ -180,8 +187,9 @@ class Outliers(Rule):
         "Measured harm decides in the end (tabular): when test rows with extreme values are "
         "predicted no worse than the rest and refitting with the values beyond the training "
         "fences replaced by the median gains nothing beyond 2 noise units, the finding is capped at 0.35 "
-        "(low); a gain is scored by its share of the model's skill over chance: 0 -> 0.2, "
-        "5% -> 0.45, 15% -> 0.65, 30% -> 0.85."
+        "(low); a gain beyond 2 noise units is scored by its share of the model's skill over "
+        "chance (0 -> 0.2, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85) and that measured score "
+        "replaces the share-and-extremeness estimate (up or down)."
     )
     explains = (
         "underfitting",
@@ -332,6 +340,7 @@ class Outliers(Rule):
             value=clip.change if clip is not None else rows.change,
             check="impute_outliers" if clip is not None else "affected_rows",
             harmful=harmful,
+            sized=sized_gain(clip),
         )
 
     def _target_tail(self, artifact):
@@ -410,9 +419,15 @@ class Outliers(Rule):
             return max(target)
         best = max(s.score for s in features)
         measured = [s for s in features if s.source == "intervention"]
+        infinite = [s.score for s in features if "inf_column" in s.facts]
+        sized = [s.score for s in measured if s.facts.get("sized")]
         if measured and not any(s.facts.get("harmful") for s in measured):
-            infinite = [s.score for s in features if "inf_column" in s.facts]
             best = max([min(best, HARMLESS_CAP), *infinite])
+        elif sized:
+            # the impute-and-refit sized the harm: that size, not the share and
+            # extremeness of the values, is the score (presence only estimates the harm
+            # until it is measured)
+            best = max([*sized, *infinite])
         # the features' extreme values capped when measured harmless; harm measured from
         # extreme training targets stands on its own
         return max([best, *target])
