@@ -263,6 +263,26 @@ def test_out18_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estima
     assert outliers.severity == findings_of(base)[0].severity
 
 
+def test_out18_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
+    # the model is at chance (0.50 vs 0.49 +/- 0.03); imputing the extreme values gains
+    # 0.04 (4 noise units) but the refit stays within noise of chance: the gain is real
+    # (harmful) but a share of ~0 skill is meaningless (0.04 / 0.04 read as 100% of the
+    # skill: critical); it counts at the floor share, the values' presence otherwise
+    measured = with_interventions(
+        _heavy_tailed(),
+        chance(0.50, 0.49, noise=0.03),
+        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
+                     score_before=0.49, score_after=0.53, noise=0.01, n_rows=300,
+                     model_used="clone"),
+    )
+    rule = RULES.get("outliers")()
+    signals = [s for src in SOURCES for s in rule.detect(src, measured)]
+    clip = next(s for s in signals if s.source == "intervention")
+    assert clip.facts["harmful"] and not clip.facts["sized"]
+    assert clip.score < 0.6  # was 0.85 (critical) from a 100% "share"
+    assert rule.severity(signals, measured) == "medium"
+
+
 # --------------------------------------------------------------------------- A: leakage
 
 
