@@ -226,6 +226,63 @@ def test_outliers_whose_clipping_helps_keep_a_harm_based_severity():
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
 
+def test_out18_a_small_measured_gain_sets_the_severity_not_the_values_presence():
+    # the values alone score high (10% of rows, unit-error extreme); refitting with them
+    # imputed gains 0.02 of f1 (beyond 2 noise units) out of 0.38 skill over chance: ~5%
+    # of the skill -> medium. The measured size replaces the presence estimate.
+    tail = col("a", q01=-2.3, q50=0.0, q99=2.3, max=5000.0, outlier_fraction=0.10)
+    base = artifact(train_cols=[tail, col("b"), col("c"), col("d")])
+    assert findings_of(base)[0].severity in ("high", "critical")
+    measured = with_interventions(
+        base,
+        chance(0.85, 0.49),
+        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
+                     score_before=0.85, score_after=0.87, noise=0.008, n_rows=300,
+                     model_used="clone"),
+        Intervention(kind="affected_rows", category="outliers", target="a",
+                     metric="error_rate", score_before=0.14, score_after=0.37, noise=0.10,
+                     n_rows=24),
+    )
+    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
+    assert outliers.severity == "medium"
+    assert any("harm the model" in e.detail for e in outliers.evidence)
+
+
+def test_out18_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estimate():
+    # only the affected rows show harm (no refit measured): the harm has no size, so
+    # the share and extremeness of the values still set the score
+    base = _heavy_tailed()
+    measured = with_interventions(
+        base,
+        chance(0.85, 0.49),
+        Intervention(kind="affected_rows", category="outliers", target="a",
+                     metric="error_rate", score_before=0.10, score_after=0.40, noise=0.05,
+                     n_rows=30),
+    )
+    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
+    assert outliers.severity == findings_of(base)[0].severity
+
+
+def test_out18_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
+    # the model is at chance (0.50 vs 0.49 +/- 0.03); imputing the extreme values gains
+    # 0.04 (4 noise units) but the refit stays within noise of chance: the gain is real
+    # (harmful) but a share of ~0 skill is meaningless (0.04 / 0.04 read as 100% of the
+    # skill: critical); it counts at the floor share, the values' presence otherwise
+    measured = with_interventions(
+        _heavy_tailed(),
+        chance(0.50, 0.49, noise=0.03),
+        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
+                     score_before=0.49, score_after=0.53, noise=0.01, n_rows=300,
+                     model_used="clone"),
+    )
+    rule = RULES.get("outliers")()
+    signals = [s for src in SOURCES for s in rule.detect(src, measured)]
+    clip = next(s for s in signals if s.source == "intervention")
+    assert clip.facts["harmful"] and not clip.facts["sized"]
+    assert clip.score < 0.6  # was 0.85 (critical) from a 100% "share"
+    assert rule.severity(signals, measured) == "medium"
+
+
 # --------------------------------------------------------------------------- A: leakage
 
 

@@ -32,6 +32,9 @@ CLIP_GAIN_SCORE = ((0.0, 0.2), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
 #: outliers are reported at most at this score (low): heavy but natural tails
 HARMLESS_CAP = 0.35
 NOISE_UNITS = 2.0
+#: a harm measured without a size (worse affected rows; a refit gain for a model that
+#: stays at chance) counts as this share of the skill (-> 0.45, medium)
+UNSIZED_SHARE = 0.05
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
 #: a numerically coded categorical column (a 1-5 rating) whose 99th percentile lies this
@@ -106,7 +109,13 @@ def target_tail(artifact) -> dict | None:
 
 def measured_harm(artifact):
     """(clip intervention, affected-rows intervention, harmful?, clip gain as a share of
-    the model's skill over chance), or None when nothing was measured."""
+    the model's skill over chance, sized?), or None when nothing was measured.
+
+    The gain is *sized* (:func:`sized_gain`) when the impute-and-refit gains beyond
+    :data:`NOISE_UNITS` noise units and the refitted model has skill over chance to take
+    a share of; a refit that stays within noise of chance (or below it) shows a real
+    gain without a skill to measure it against (a share of ~0 blows up), so the gain
+    counts like worse affected rows: harmful, at the floor share."""
     clip = artifact.intervention("impute_outliers")
     rows = artifact.intervention("affected_rows")
     if clip is not None and clip.change is None:
@@ -116,15 +125,31 @@ def measured_harm(artifact):
     if clip is None and rows is None:
         return None
     gain_share, harmful = 0.0, False
-    if clip is not None and clip.change > NOISE_UNITS * (clip.noise or 0.0) and clip.change > 0:
-        chance = artifact.intervention("chance_level")
+    chance = artifact.intervention("chance_level")
+    sized = sized_gain(clip, chance)
+    if sized:
         floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
-        skill = max(clip.score_after - floor, 1e-6)
-        gain_share, harmful = clip.change / skill, True
+        gain_share, harmful = clip.change / (clip.score_after - floor), True
+    elif clip is not None and clip.change > 0 and clip.change > NOISE_UNITS * (clip.noise or 0.0):
+        gain_share, harmful = UNSIZED_SHARE, True
     if rows is not None and rows.change > NOISE_UNITS * (rows.noise or 0.0):
         harmful = True
-        gain_share = max(gain_share, 0.05)
-    return clip, rows, harmful, gain_share
+        gain_share = max(gain_share, UNSIZED_SHARE)
+    return clip, rows, harmful, gain_share, sized
+
+
+def sized_gain(clip, chance=None) -> bool:
+    """Whether the impute-and-refit measured a gain beyond :data:`NOISE_UNITS` noise
+    units *and* the refitted model scores above chance by more than the chance
+    measurement's noise units: the harm then has a size (its share of the model's skill,
+    see :func:`measured_harm`), and that size is the finding's score."""
+    if clip is None or clip.change is None or clip.change <= 0:
+        return False
+    if clip.change <= NOISE_UNITS * (clip.noise or 0.0):
+        return False
+    floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
+    margin = NOISE_UNITS * (chance.noise or 0.0) if chance is not None else 0.0
+    return clip.score_after - floor > margin
 
 
 @register_rule
@@ -180,8 +205,12 @@ class Outliers(Rule):
         "Measured harm decides in the end (tabular): when test rows with extreme values are "
         "predicted no worse than the rest and refitting with the values beyond the training "
         "fences replaced by the median gains nothing beyond 2 noise units, the finding is capped at 0.35 "
-        "(low); a gain is scored by its share of the model's skill over chance: 0 -> 0.2, "
-        "5% -> 0.45, 15% -> 0.65, 30% -> 0.85."
+        "(low); a gain beyond 2 noise units is scored by its share of the model's skill over "
+        "chance (0 -> 0.2, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85) and that measured score "
+        "replaces the share-and-extremeness estimate (up or down). A gain for a model that "
+        "stays within 2 noise units of chance after the refit has no skill to take a share "
+        "of: like test rows with extreme values predicted worse, it counts as 5% (0.45) and "
+        "the estimate from the values still applies."
     )
     explains = (
         "underfitting",
@@ -300,7 +329,7 @@ class Outliers(Rule):
         harm = measured_harm(artifact)
         if harm is None:
             return
-        clip, rows, harmful, gain_share = harm
+        clip, rows, harmful, gain_share, sized = harm
         if not harmful and not any(s.score > 0 for s in self.detect_dataset(artifact)):
             return  # nothing to report and nothing to cap
         parts = []
@@ -319,6 +348,8 @@ class Outliers(Rule):
                 f"fences by the median and "
                 f"refitting a {clip.model_used} of the model moved test {clip.metric} from "
                 f"{clip.score_before:.3f} to {clip.score_after:.3f} (noise {clip.noise or 0:.3f})"
+                + ("" if sized or clip.change <= NOISE_UNITS * (clip.noise or 0.0)
+                   else ", still within noise of chance: a gain with no skill to weigh it against")
             )
         verdict = (
             "the extreme values harm the model" if harmful
@@ -332,6 +363,7 @@ class Outliers(Rule):
             value=clip.change if clip is not None else rows.change,
             check="impute_outliers" if clip is not None else "affected_rows",
             harmful=harmful,
+            sized=sized,
         )
 
     def _target_tail(self, artifact):
@@ -410,9 +442,15 @@ class Outliers(Rule):
             return max(target)
         best = max(s.score for s in features)
         measured = [s for s in features if s.source == "intervention"]
+        infinite = [s.score for s in features if "inf_column" in s.facts]
+        sized = [s.score for s in measured if s.facts.get("sized")]
         if measured and not any(s.facts.get("harmful") for s in measured):
-            infinite = [s.score for s in features if "inf_column" in s.facts]
             best = max([min(best, HARMLESS_CAP), *infinite])
+        elif sized:
+            # the impute-and-refit sized the harm: that size, not the share and
+            # extremeness of the values, is the score (presence only estimates the harm
+            # until it is measured)
+            best = max([*sized, *infinite])
         # the features' extreme values capped when measured harmless; harm measured from
         # extreme training targets stands on its own
         return max([best, *target])
