@@ -109,12 +109,19 @@ def signal_is_learnable(artifact, measured) -> bool | None:
     """True when a baseline of the ladder clearly beats the model (the signal is in the
     data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
     False when neither (the labels look unrelated to the features), None when there is
-    no ladder."""
+    no ladder. A ladder that does not itself score above chance shows no signal however
+    far below it the model lands (a flexible model fitted to noise labels scores far
+    below chance on test, the simple baselines just under it)."""
     if ranks_the_classes(artifact):
         return True
     best = best_baseline(artifact)
     if best is None or measured.score_after is None:
         return None
+    chance = measured.score_before
+    if chance is not None and best.test_score <= chance:
+        # a ladder no better than chance shows no signal, however far the model is
+        # below it (a model far below chance on noise labels)
+        return False
     return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
 
 
@@ -204,8 +211,8 @@ class Underfitting(Rule):
         "when the model's train score is not far above its test score (that would be overfitting). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
-        "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
-        "the labels look unrelated to the features and the finding absorbs the symptoms "
+        "scores 0.7 (high) whatever the baselines say; when no baseline does better either "
+        "(or none scores above chance itself), the labels look unrelated to the features and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
         "answers still vary (not one constant output), the model is too weak and the "
