@@ -13,6 +13,10 @@ SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
 LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
 
 
+#: a training score this much above the test score is overfitting, not a model too weak
+#: for the signal (the baseline comparison stands down; rules.overfitting then explains
+#: a chance-level test score)
+OVERFIT_GAP = 0.15
 #: a model within this many noise units (standard deviations of the chance score) of
 #: chance, or below it, is no better than chance
 CHANCE_NOISE_UNITS = 2.0
@@ -235,7 +239,7 @@ class Underfitting(Rule):
         if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
-        if train_score is not None and train_score - model_score > 0.15:
+        if train_score is not None and train_score - model_score > OVERFIT_GAP:
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
