@@ -158,6 +158,54 @@ def test_scores_that_rank_a_rare_class_are_signal_even_when_no_model_predicts_it
     assert signal_is_learnable(flat, at_chance(flat)) is False
 
 
+def test_fit18_a_ladder_no_better_than_chance_shows_no_signal_however_far_below_the_model_is():
+    """Noise labels: the model lands far below chance (it fits noise that does not
+    recur), the simple baselines sit just under chance. The ladder beats the model by
+    far more than the noise, but a ladder that does not beat chance shows no signal:
+    the finding says the labels look unrelated (and is not a weak model's)."""
+    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    perf = modified(HEALTHY_PERF, test_score=0.30, train_score=0.6, f1_at_default=0.3,
+                    f1_at_best=0.57)
+    data = artifact(performance=perf)
+    below = data.model_copy(
+        update={
+            "baselines": [b.model_copy(update={"test_score": 0.48}) for b in data.baselines],
+            "interventions": [chance(0.30, 0.50, noise=0.05)],
+        }
+    )
+    assert at_chance(below) is not None
+    assert signal_is_learnable(below, at_chance(below)) is False
+    top = findings_of(below)[0]
+    assert top.category == "underfitting" and "labels look unrelated" in top.title
+    # the same gap to a ladder clearly above chance is a learnable signal
+    above = below.model_copy(
+        update={"baselines": [b.model_copy(update={"test_score": 0.62}) for b in data.baselines]}
+    )
+    assert signal_is_learnable(above, at_chance(above)) is True
+
+
+def test_fit18_a_model_at_chance_far_below_its_training_score_is_overfitting_not_too_weak():
+    """Training F1 0.90 (not a memorised 0.97) but test at chance while the baselines
+    learn the labels: the model is not too weak for the signal (underfitting's own
+    baseline comparison stands down beyond a 0.15 gap), what it fitted to its training
+    rows does not carry over. The chance finding folds into the overfitting finding
+    (the cause) instead of standing beside it; without the gap it stays the finding
+    of a model too weak for the signal."""
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    gap = artifact(performance=modified(HEALTHY_PERF, test_score=0.50, train_score=0.90))
+    findings = findings_of(with_interventions(gap, chance(0.50, 0.49)))
+    categories = [f.category for f in findings]
+    assert categories[0] == "overfitting" and "underfitting" not in categories
+    assert any(e.check == "chance_level" for e in findings[0].evidence)
+    assert severity_rank(findings[0].severity) <= severity_rank("high")
+    level = artifact(performance=modified(HEALTHY_PERF, test_score=0.50, train_score=0.55))
+    top = findings_of(with_interventions(level, chance(0.50, 0.49)))[0]
+    assert top.category == "underfitting" and "no better than chance" in top.title
+
+
 def test_a_model_clearly_above_chance_gets_no_chance_finding():
     data = with_interventions(artifact(), chance(0.90, 0.49))
     assert all(f.severity in HEALTHY for f in findings_of(data))

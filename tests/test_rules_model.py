@@ -514,7 +514,10 @@ def _nudged_at_chance(shifts):
 def test_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
     """Inputs moved together, labels unmoved, and the model at chance on test: the joint
     shift is the cause and takes the no-better-than-chance finding in (as feature drift
-    does for one moved feature); without a joint shift the chance finding stands."""
+    does for one moved feature); without a joint shift the chance evidence stays with the
+    model's own finding: at 0.93 on train and chance on test, while the baselines learn,
+    that is the overfitting finding (rules.overfitting explains a chance-level score
+    beyond underfitting's ``OVERFIT_GAP``), not prediction drift's."""
     rule = RULES.get("prediction_drift")()
     moved = _nudged_at_chance([0.45, 0.45, 0.45, 0.45])
     assert "underfitting" in rule.explains_for(moved)
@@ -522,7 +525,11 @@ def test_joint_nudge_explains_a_model_at_chance_on_the_moved_rows():
     assert categories[0] == "prediction_drift" and "underfitting" not in categories
     still = _nudged_at_chance([0.0, 0.0, 0.0, 0.0])
     assert "underfitting" not in rule.explains_for(still)
-    assert "underfitting" in [f.category for f in _diagnose(still)]
+    holders = [
+        f.category for f in _diagnose(still)
+        if any(e.check == "chance_level" for e in f.evidence)
+    ]
+    assert holders and set(holders) <= {"underfitting", "overfitting"}
 
 
 @pytest.mark.parametrize(

@@ -226,16 +226,22 @@ class Overfitting(Rule):
 
     def explains_for(self, artifact):
         """A model that reproduces its training rows (training score at least
-        ``MEMORISED``) and scores no better than chance on test, while the labels are
-        learnable (a simple baseline does clearly better), is not too weak: the
-        chance-level score is the symptom of its memorisation (``underfitting``'s
-        no-better-than-chance finding is folded into this one). When no baseline learns
+        ``MEMORISED``), or scores far better on them than on test (a gap beyond
+        underfitting's ``OVERFIT_GAP``, where its baseline comparison already calls the
+        model overfitted rather than too weak), and scores no better than chance on
+        test, while the labels are learnable (a simple baseline does clearly better), is
+        not too weak: the chance-level score is the symptom of what it fitted to its
+        training rows (``underfitting``'s no-better-than-chance finding is folded into
+        this one, or into the cause that explains this gap). When no baseline learns
         the labels either, the labels look unrelated to the features and that finding
         stays the cause (it explains the train/test gap)."""
-        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+        from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance, signal_is_learnable
 
-        train = artifact.performance.train_score
-        if train is None or not memorises(train):
+        train, test = artifact.performance.train_score, artifact.performance.test_score
+        if train is None:
+            return self.explains
+        far_above = test is not None and _clip(train) - _clip(test) > OVERFIT_GAP
+        if not (memorises(train) or far_above):
             return self.explains
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:

@@ -13,6 +13,10 @@ SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
 LAG_HARM_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.35, 0.8))
 
 
+#: a training score this much above the test score is overfitting, not a model too weak
+#: for the signal (the baseline comparison stands down; rules.overfitting then explains
+#: a chance-level test score)
+OVERFIT_GAP = 0.15
 #: a model within this many noise units (standard deviations of the chance score) of
 #: chance, or below it, is no better than chance
 CHANCE_NOISE_UNITS = 2.0
@@ -109,12 +113,19 @@ def signal_is_learnable(artifact, measured) -> bool | None:
     """True when a baseline of the ladder clearly beats the model (the signal is in the
     data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
     False when neither (the labels look unrelated to the features), None when there is
-    no ladder."""
+    no ladder. A ladder that does not itself score above chance shows no signal however
+    far below it the model lands (a flexible model fitted to noise labels scores far
+    below chance on test, the simple baselines just under it)."""
     if ranks_the_classes(artifact):
         return True
     best = best_baseline(artifact)
     if best is None or measured.score_after is None:
         return None
+    chance = measured.score_before
+    if chance is not None and best.test_score <= chance:
+        # a ladder no better than chance shows no signal, however far the model is
+        # below it (a model far below chance on noise labels)
+        return False
     return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
 
 
@@ -204,8 +215,8 @@ class Underfitting(Rule):
         "when the model's train score is not far above its test score (that would be overfitting). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
-        "scores 0.7 (high) whatever the baselines say; when no baseline does better either, "
-        "the labels look unrelated to the features and the finding absorbs the symptoms "
+        "scores 0.7 (high) whatever the baselines say; when no baseline does better either "
+        "(or none scores above chance itself), the labels look unrelated to the features and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
         "answers still vary (not one constant output), the model is too weak and the "
@@ -228,7 +239,7 @@ class Underfitting(Rule):
         if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
-        if train_score is not None and train_score - model_score > 0.15:
+        if train_score is not None and train_score - model_score > OVERFIT_GAP:
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
