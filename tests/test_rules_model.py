@@ -9,6 +9,8 @@ key number, a healthy case must stay at or below ``low``.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from deepfix_agents.reasoner import reason
 from deepfix_agents.rules import RULES
@@ -1895,3 +1897,29 @@ def test_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
     assert "degenerate_predictions" not in [f.category for f in findings]
     constant = regression(0.01)
     assert reason(_all_signals(constant), constant)[0].category == "degenerate_predictions"
+
+
+def _drift19_with_train_means(data, served, truth):
+    """``data`` with the mean training prediction ``served`` and target mean ``truth``."""
+    perf = data.performance.model_copy(
+        update={"prediction_stats": {"train": {"mean": served, "std": 0.18}}}
+    )
+    train = data.dataset.train.model_copy(
+        update={"label_stats": {"mean": truth, "std": 0.186}}
+    )
+    dataset = data.dataset.model_copy(update={"train": train})
+    return data.model_copy(update={"performance": perf, "dataset": dataset})
+
+
+def test_drift19_expm1_helping_on_test_is_no_missing_inverse_when_train_is_on_scale():
+    """expm1 is convex: it can lift the test score of predictions that are off for
+    another reason (shifted inputs). A missing inverse leaves the training rows'
+    predictions on the log scale too; when their mean sits at the target mean as
+    served (0.435, expm1 would move it to 0.545) the inverse is not missing. A mean at
+    log1p(0.435) = 0.361 is the un-inverted target and stays critical."""
+    base = _uninverted(0.55, 0.3)
+    assert assess_all("preprocessing_mismatch", base) == "critical"
+    on_scale = _drift19_with_train_means(base, served=0.435, truth=0.435)
+    assert assess_all("preprocessing_mismatch", on_scale) == "info"
+    on_log = _drift19_with_train_means(base, served=math.log1p(0.435), truth=0.435)
+    assert assess_all("preprocessing_mismatch", on_log) == "critical"

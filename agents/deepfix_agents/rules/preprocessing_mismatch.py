@@ -254,6 +254,8 @@ class PreprocessingMismatch(Rule):
         if measured.score_after < INVERSE_MIN_R2 and not self._as_good_as_the_ladder(
                 artifact, measured):
             return
+        if self._served_on_target_scale(artifact):
+            return
         yield self.signal(
             "intervention",
             score=INVERSE_SCORE,
@@ -267,6 +269,21 @@ class PreprocessingMismatch(Rule):
             check="invert_target_transform",
             inverse="expm1",
         )
+
+    @staticmethod
+    def _served_on_target_scale(artifact) -> bool:
+        """A missing inverse leaves every served prediction on the log scale, the
+        training rows' too: their mean then sits nearer log1p of the target than the
+        target itself. When the mean training prediction is closer to the training
+        target mean as served than after expm1, the model already answers on the
+        target's scale, and expm1 helping on test is a convex correction of predictions
+        that are off for another reason (shifted inputs), not a missing inverse."""
+        served = artifact.performance.prediction_stats.get("train", {}).get("mean")
+        truth = artifact.dataset.train.label_stats.get("mean") if artifact.dataset.train else None
+        if served is None or truth is None:
+            return False
+        inverted = math.expm1(min(served, 700.0))
+        return abs(served - truth) < abs(inverted - truth)
 
     @staticmethod
     def _as_good_as_the_ladder(artifact, measured) -> bool:
