@@ -277,7 +277,11 @@ class PreprocessingMismatch(Rule):
         target itself. When the mean training prediction is closer to the training
         target mean as served than after expm1, the model already answers on the
         target's scale, and expm1 helping on test is a convex correction of predictions
-        that are off for another reason (shifted inputs), not a missing inverse."""
+        that are off for another reason (shifted inputs), not a missing inverse.
+
+        A model fitted on log1p(y) can never trip this: its mean training prediction m
+        is about mean(log1p y) <= log1p(mean y) (Jensen), so expm1(m) <= mean y and
+        expm1 moves m towards the target mean without passing it."""
         served = artifact.performance.prediction_stats.get("train", {}).get("mean")
         truth = artifact.dataset.train.label_stats.get("mean") if artifact.dataset.train else None
         if served is None or truth is None:
