@@ -686,3 +686,45 @@ def test_calibration_noise_bounds_the_ece_of_a_calibrated_model(confidence):
     assert 0 < noise < 0.15
     skewed = np.column_stack([1 - p**0.3, p**0.3])  # overconfident in class 1
     assert expected_calibration_error(y, skewed, ["0", "1"]) > noise
+
+
+def _leak19_pattern_signal(*interventions):
+    """The association-pattern signal on feature ``a`` (association 0.999 on train)."""
+    from tests.test_rules_model import artifact as model_artifact
+
+    data = with_interventions(model_artifact(), *interventions)
+    train = data.dataset.train.model_copy(update={"columns": [
+        c.model_copy(update={"target_association": 0.999}) if c.name == "a" else c
+        for c in data.dataset.train.columns]})
+    data = data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
+    found = RULES.get("target_leakage")().detect("dataset", data)
+    return next(s for s in found if s.facts.get("feature") == "a")
+
+
+def _leak19_dropped(after, before=0.95, noise=0.02, chance_score=0.33):
+    return Intervention(kind="drop_feature", category="target_leakage", target="a",
+                        metric="f1_macro", score_before=before, score_after=after, noise=noise,
+                        n_rows=400, model_used="clone", values={"chance": chance_score})
+
+
+def test_leak19_the_pattern_evidence_says_when_a_feature_is_a_shared_real_signal():
+    """Issue 12: when the measurements contradict the leak reading of a near-perfect
+    association (the other features explain the feature beyond the label, and dropping it
+    and refitting keeps the score, within noise or at >= 80 % of the skill above chance),
+    the pattern's evidence says so."""
+    plain = _leak19_pattern_signal()
+    for dropped in (_leak19_dropped(0.93), _leak19_dropped(0.86)):
+        shared = _leak19_pattern_signal(_label_only(0.7), dropped)
+        assert "a real signal they share" in shared.evidence.detail
+        assert (shared.score, shared.confidence) == (plain.score, plain.confidence)
+
+
+def test_leak19_a_label_only_or_load_bearing_feature_is_not_called_shared():
+    """The measurement must contradict the leak reading on both counts: a feature that
+    nothing else explains (a post-outcome value), one whose drop costs the model most of
+    its skill, or one without a refit, is not called a shared real signal."""
+    label_only_case = _leak19_pattern_signal(_label_only(0.04), _leak19_dropped(0.93))
+    load_bearing = _leak19_pattern_signal(_label_only(0.7), _leak19_dropped(0.60))
+    no_refit = _leak19_pattern_signal(_label_only(0.7))
+    for signal in (label_only_case, load_bearing, no_refit):
+        assert "a real signal they share" not in signal.evidence.detail

@@ -36,6 +36,10 @@ MIN_OTHER_FEATURES = 3
 UNUSED_LEAK_FACTOR = 0.5
 #: score change below which a shuffle costs nothing, whatever its noise estimate
 UNUSED_LEAK_FLOOR = 0.01
+#: a shared feature (the label-only test fails) whose drop-and-refit keeps at least this
+#: share of the model's skill above chance is a real signal the other features carry
+#: too: whatever it adds beyond them is the most a leak in it could inflate the score
+SHARED_SKILL_KEPT = 0.8
 
 
 def unused_by_model(permuted) -> bool:
@@ -57,6 +61,32 @@ def label_only(intervention) -> bool:
         return False
     se = (2.0 * p) ** 0.5 / intervention.n_rows
     return intervention.score_after <= intervention.score_before + SHARED_NOISE_UNITS * se
+
+
+def shared_real_signal(artifact, feature: str) -> bool:
+    """True when the measurements say a strong feature is a real, shared signal rather
+    than a leak: the other features explain it well beyond the label (the label-only
+    test fails: it shares causes with them), and dropping it and refitting costs the
+    model no more than that measurement's noise, or keeps at least
+    :data:`SHARED_SKILL_KEPT` of its skill above chance (the other features carry what
+    it knows). A post-outcome value is neither: nothing else in the row explains it,
+    and without it the score falls back to what the real features can do."""
+    measured = artifact.intervention("label_only_feature", feature)
+    if measured is None or measured.score_after is None or measured.score_before is None:
+        return False
+    p = measured.values.get("n_other", 0.0)
+    if p < MIN_OTHER_FEATURES or measured.n_rows <= p + 10 or label_only(measured):
+        return False
+    dropped = artifact.intervention("drop_feature", feature)
+    if dropped is None or dropped.change is None:
+        return False
+    if -dropped.change <= max(2.0 * (dropped.noise or 0.0), UNUSED_LEAK_FLOOR):
+        return True
+    chance = dropped.values.get("chance")
+    if chance is None or dropped.score_before is None or dropped.score_after is None:
+        return False
+    skill = dropped.score_before - chance
+    return skill > 0 and (dropped.score_after - chance) >= SHARED_SKILL_KEPT * skill
 
 
 def _damping(artifact) -> float:
@@ -122,7 +152,10 @@ class TargetLeakage(Rule):
         "measurement's noise, or 0.01: the model does not use it, so it does no measured "
         "harm. Pattern scores are scaled by 0.5-1.0 "
         "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
-        "tasks (one-vs-rest associations overstate a feature that isolates one class)."
+        "tasks (one-vs-rest associations overstate a feature that isolates one class). The "
+        "pattern's evidence says when the feature is measured to be a real, shared signal "
+        "(the label-only test fails and dropping it and refitting costs no more than twice "
+        "that measurement's noise, or keeps 80 % of the model's skill above chance)."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
@@ -139,6 +172,12 @@ class TargetLeakage(Rule):
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
                     "with the label on train"
+                    + (
+                        ", but the other features explain it beyond the label and dropping "
+                        "it and refitting keeps the score: a real signal they share"
+                        if shared_real_signal(artifact, column.name)
+                        else ""
+                    )
                 ),
                 value=column.target_association,
                 feature=column.name,
