@@ -728,3 +728,32 @@ def test_leak19_a_label_only_or_load_bearing_feature_is_not_called_shared():
     no_refit = _leak19_pattern_signal(_label_only(0.7))
     for signal in (label_only_case, load_bearing, no_refit):
         assert "a real signal they share" not in signal.evidence.detail
+
+
+def _overlap19_sentinel_rows(share, worse=0.14):
+    """A 0 spike holding ``share`` of a column that imputing does not help, whose test
+    rows have an error rate ``worse`` above the other rows' (noise 0.02)."""
+    rows = Intervention(
+        kind="sentinel_rows", category="missing_values", target="a", metric="error_rate",
+        score_before=0.20, score_after=0.20 + worse, noise=0.02, n_rows=300,
+        model_used="predictions", values={"value": 0.0, "share": share, "gap": 0.1},
+    )
+    imputed = Intervention(
+        kind="impute_sentinel", category="missing_values", target="a", metric="f1_macro",
+        score_before=0.75, score_after=0.75, noise=0.002, n_rows=1000, model_used="clone",
+        values={"value": 0.0, "share": share, "gap": 0.1},
+    )
+    return with_interventions(artifact(), rows, imputed)
+
+
+def test_overlap19_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code():
+    """88% zeros in a percentage column is a structural zero (no charter schools): its
+    rows predicted worse than the 12% others measures that minority, not a code the
+    model misreads, so without a gain from imputing it there is no missing-value
+    finding. The same worse rows under a 30% spike are the code's harm (high)."""
+    assert all(f.category != "missing_values"
+               for f in findings_of(_overlap19_sentinel_rows(0.88)))
+    code = [f for f in findings_of(_overlap19_sentinel_rows(0.30))
+            if f.category == "missing_values"]
+    assert code and code[0].severity in ("medium", "high")
+    assert "a code for a missing value" in code[0].title

@@ -1224,3 +1224,39 @@ def test_split18_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
     same = art.model_copy(update={"performance": PerformanceSummary(
         metric="f1_macro", train_score=0.85, test_score=0.93)})
     assert finding("split_size_mismatch", same) is None
+
+
+# ------------------------------------------------- one shared row is one row of evidence
+
+
+def _overlap19_small(shared_rows, n_test, *, mix=None):
+    """A small continuous dataset (77 training rows) whose test split shares
+    ``shared_rows`` of its ``n_test`` rows with train."""
+    checks = [] if mix is None else [failed("Train Test Samples Mix", value=mix,
+                                            suite="train_test_validation")]
+    return artifact(
+        None, None, n_train=77, n_test=n_test, checks=checks,
+        comparison=SplitComparison(
+            test_to_train_ratio=n_test / 77, overlap_fraction=shared_rows / n_test
+        ),
+    )
+
+
+def test_overlap19_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
+    """One test row of 33 equal to a training row (3%) is what measured data of finite
+    resolution gives by chance as often as a leak does: the finding keeps the score of
+    its share (low) but its confidence is that of one observation (0.5), so it does not
+    outrank a surer cause at the same severity. Five shared rows of 49 (10%) are a
+    pattern: high, at the statistics' full confidence."""
+    one = finding("train_test_overlap", _overlap19_small(1, 33, mix=1 / 33))
+    assert one is not None and one["severity"] == "low"
+    assert one["confidence"] <= 0.5
+    rule = RULES.get("train_test_overlap")()
+    (signal,) = rule.detect("dataset", _overlap19_small(1, 33))
+    assert signal.confidence == 0.5 and "single row" in signal.evidence.detail
+    (check,) = rule.detect("deepchecks", _overlap19_small(1, 33, mix=1 / 33))
+    assert check.facts["few"] and check.confidence == 0.5
+    five = finding("train_test_overlap", _overlap19_small(5, 49, mix=5 / 49))
+    assert five["severity"] == "high" and five["confidence"] >= 0.95
+    (signal,) = rule.detect("dataset", _overlap19_small(5, 49))
+    assert signal.confidence == 0.95 and "single row" not in signal.evidence.detail

@@ -23,6 +23,11 @@ ISOLATED_GAP = 0.5
 #: most low (0 stored for a missing petal width sits 0.1 cm below the smallest one)
 DETACHED_GAP = 0.25
 DETACHED_MAX_SCORE = 0.35
+#: a spike held by more than this share of a column is its baseline value (a structural
+#: zero: no charter schools, no rainfall), not the exception a missing-value code is:
+#: its rows predicted worse than the minority of other rows measures that minority, so
+#: only a gain from imputing it counts as harm
+MAJORITY = 0.5
 
 
 def harmful_sentinels(artifact):
@@ -37,8 +42,11 @@ def harmful_sentinels(artifact):
         rows = artifact.intervention("sentinel_rows", imputed.target)
         noise = imputed.noise or 0.0
         gain = imputed.change if imputed.change > NOISE_UNITS * noise else 0.0
-        worse = rows is not None and rows.change is not None and (
-            rows.change > NOISE_UNITS * (rows.noise or 0.0)
+        worse = (
+            rows is not None
+            and rows.change is not None
+            and imputed.values.get("share", 0.0) <= MAJORITY
+            and rows.change > NOISE_UNITS * (rows.noise or 0.0)
         )
         if gain <= 0 and not worse:
             continue
@@ -84,7 +92,8 @@ class MissingValues(Rule):
         "importance above average); missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
         "column and 5x the share of the next value, whose replacement by the median and refit "
-        "gains beyond 2 noise units (or whose rows are predicted worse): the larger of the "
+        "gains beyond 2 noise units (or whose rows are predicted worse, while the value holds "
+        "at most half the column: a majority value is the column's baseline): the larger of the "
         "share's score + 0.1 and the gain as a share of the model's skill over chance (0 -> "
         "0.3, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85); it then explains the outliers such a "
         "code (-999) makes. A spike without measured harm is reported from its share alone "

@@ -17,6 +17,15 @@ NOISE_UNITS = 2.0
 #: are also the typical, easy rows, so their better score does not prove memorisation
 NATURAL_FACTOR = 0.5
 HARMLESS_CAP = 0.35
+#: at most this many shared test rows are one row of evidence: a pipeline that leaks
+#: copies many rows, while one coincidence is what measured data of finite resolution
+#: gives by chance (the cardinality estimate of :func:`expected_chance_overlap` assumes
+#: independent uniform columns and misses clustered natural twins, e.g. two flowers
+#: measured alike to 0.1 cm), and too few rows to measure what they do to the score.
+#: The share still sets the score (it is what the row can inflate); the confidence is
+#: that of one observation, a coin flip between a leak and a coincidence
+FEW_ROWS = 1
+FEW_ROWS_CONFIDENCE = 0.5
 
 
 @register_rule
@@ -50,7 +59,9 @@ class TrainTestOverlap(Rule):
         "own labels) and the finding is capped at 0.35 (low). When the features take so few "
         "distinct values that chance alone explains at least half of the shared rows "
         "(expected share 1 - exp(-n_train / C), C the number of distinct feature rows the "
-        "training columns can take), the score is halved: natural repeats of common profiles."
+        "training columns can take), the score is halved: natural repeats of common profiles. "
+        "A single shared test row is one observation (a natural twin as likely as a leaked "
+        "copy): confidence 0.5."
     )
     explains = ("duplicate_samples", "conflicting_labels")
 
@@ -121,12 +132,36 @@ class TrainTestOverlap(Rule):
         measured = [s for s in signals if s.source == "intervention"]
         return bool(measured) and not any(s.facts.get("inflated") for s in measured)
 
+    def confidence(self, signals):
+        """The Deepchecks mix counts the same single row as the statistics: two views of
+        one observation are not two pieces of evidence, so a one-row overlap stays at
+        :data:`FEW_ROWS_CONFIDENCE` (unless a measurement shows the row inflating the score)."""
+        confidence = super().confidence(signals)
+        if any(s.facts.get("few") for s in signals) and not any(
+            s.facts.get("inflated") for s in signals
+        ):
+            return min(confidence, FEW_ROWS_CONFIDENCE)
+        return confidence
+
     def score(self, signals):
         best = max(s.score for s in signals)
         measured = [s for s in signals if s.source == "intervention"]
         if measured and not any(s.facts.get("inflated") for s in measured):
             return min(best, HARMLESS_CAP)
         return best
+
+    @staticmethod
+    def shared_rows(artifact, share: float) -> int | None:
+        """How many test rows ``share`` stands for (None without a test split)."""
+        test = artifact.dataset.test
+        if test is None or not test.n_rows:
+            return None
+        return round(share * test.n_rows)
+
+    def few(self, artifact, share: float) -> bool:
+        """Whether ``share`` is at most :data:`FEW_ROWS` test rows: one row of evidence."""
+        rows = self.shared_rows(artifact, share)
+        return rows is not None and 0 < rows <= FEW_ROWS
 
     def natural(self, artifact, share: float) -> tuple[float, bool]:
         """(share of test rows expected to coincide with a training row by chance, whether
@@ -150,14 +185,20 @@ class TrainTestOverlap(Rule):
                 f" ({pct(expected)} expected by chance: the features take few distinct values,"
                 " so common profiles repeat)"
             )
+        few = self.few(artifact, share)
+        if few:
+            detail += (
+                " (a single row: as likely a natural twin as a leaked copy)"
+            )
         yield self.signal(
             "dataset",
             score=interp(share, OVERLAP_SCORE) * (NATURAL_FACTOR if natural else 1.0),
-            confidence=0.6 if natural else 0.95,
+            confidence=FEW_ROWS_CONFIDENCE if few else 0.6 if natural else 0.95,
             detail=detail,
             value=share,
             share=share,
             natural=natural,
+            few=few,
         )
 
     def detect_deepchecks(self, artifact):
@@ -171,6 +212,11 @@ class TrainTestOverlap(Rule):
                     "score": round(signal.score * NATURAL_FACTOR, 4),
                     "confidence": min(signal.confidence, 0.6),
                     "facts": {**signal.facts, "natural": True},
+                })
+            if self.few(artifact, signal.facts.get("share") or 0.0):
+                signal = signal.model_copy(update={
+                    "confidence": min(signal.confidence, FEW_ROWS_CONFIDENCE),
+                    "facts": {**signal.facts, "few": True},
                 })
             yield signal
 
