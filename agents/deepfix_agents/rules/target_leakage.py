@@ -40,6 +40,10 @@ UNUSED_LEAK_FLOOR = 0.01
 #: share of the model's skill above chance is a real signal the other features carry
 #: too: whatever it adds beyond them is the most a leak in it could inflate the score
 SHARED_SKILL_KEPT = 0.8
+#: confidence factor of an association pattern (dataset, Deepchecks and importance
+#: signals) on a feature measured to be a real, shared signal (:func:`shared_real_signal`):
+#: the measurement contradicts the leak reading, so the pattern is weaker support
+SHARED_CONFIDENCE_FACTOR = 0.5
 
 
 def unused_by_model(permuted) -> bool:
@@ -152,13 +156,18 @@ class TargetLeakage(Rule):
         "measurement's noise, or 0.01: the model does not use it, so it does no measured "
         "harm. Pattern scores are scaled by 0.5-1.0 "
         "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
-        "tasks (one-vs-rest associations overstate a feature that isolates one class). The "
-        "pattern's evidence says when the feature is measured to be a real, shared signal "
-        "(the label-only test fails and dropping it and refitting costs no more than twice "
-        "that measurement's noise, or keeps 80 % of the model's skill above chance)."
+        "tasks (one-vs-rest associations overstate a feature that isolates one class). A "
+        "pattern on a feature that is measured to be a real, shared signal (the label-only "
+        "test fails and dropping it and refitting costs no more than twice that "
+        "measurement's noise, or keeps 80 % of the model's skill above chance) counts at "
+        "half its confidence."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
+
+    @staticmethod
+    def _shared_factor(artifact, feature: str) -> float:
+        return SHARED_CONFIDENCE_FACTOR if shared_real_signal(artifact, feature) else 1.0
 
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
@@ -168,7 +177,7 @@ class TargetLeakage(Rule):
                 "dataset",
                 score=damping * interp(column.target_association, ASSOCIATION_SCORE)
                 * (UNUSED_LEAK_FACTOR if unused else 1.0),
-                confidence=0.8,
+                confidence=0.8 * self._shared_factor(artifact, column.name),
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
                     "with the label on train"
@@ -211,7 +220,7 @@ class TargetLeakage(Rule):
             yield self.check_signal(
                 check,
                 score=_damping(artifact) * interp(pps, PPS_SCORE),
-                confidence=0.7,
+                confidence=0.7 * self._shared_factor(artifact, feature),
                 feature=feature,
             )
 
@@ -224,7 +233,7 @@ class TargetLeakage(Rule):
                 yield self.signal(
                     "model",
                     score=0.3,
-                    confidence=0.6,
+                    confidence=0.6 * self._shared_factor(artifact, name),
                     detail=f"the model puts {share:.0%} of its importance on {name!r}",
                     value=share,
                     feature=name,
