@@ -67,3 +67,29 @@ def test_a_proba_only_crash_ranks_low():
     findings = diagnose_with_rules(_artifact(_failure(stage="predict_proba:test"))).findings
     crash = [f for f in findings if f.category == "wrong_task_type"]
     assert crash and crash[0].severity in ("low", "info")
+
+
+def _retyped_crash_artifact(expected_type: str) -> ArtifactData:
+    """A predict crash on 'unseen categories' in ``b``, whose values arrive as text while
+    training held ``expected_type``; the split comparison sees ``b``'s dtype change."""
+    from mlflow_deepfix.schemas import SplitComparison
+
+    failure = _failure(message="Found unknown categories ['<redacted>'] in column 1 during transform",
+                       unseen_counts={"b": 3}, expected_types={"a": "double", "b": expected_type})
+    dataset = DatasetSummary(target="y", feature_names=["a", "b"],
+                             test=SplitStats(name="test", n_rows=100, n_columns=3),
+                             comparison=SplitComparison(dtype_mismatches={"b": "float64 -> object"}))
+    return ArtifactData(task="binary_classification", dataset=dataset, runtime_failures=[failure])
+
+
+def test_unseen_values_of_a_column_retyped_to_text_are_the_schema_change():
+    """Issue 12 C: numbers quoted as text in the evaluation data make every value of the
+    column 'unseen' to the model; the cause is the changed type, so the schema finding
+    names it and folds the unseen-categories symptom. A column that was text in the
+    signature too keeps its own unseen-categories finding."""
+    retyped = diagnose_with_rules(_retyped_crash_artifact("double")).findings
+    assert retyped[0].category == "schema_mismatch"
+    assert "unseen_categories" not in [f.category for f in retyped]
+    assert any("unseen_categories" in e.detail for e in retyped[0].evidence)
+    text_all_along = diagnose_with_rules(_retyped_crash_artifact("string")).findings
+    assert text_all_along[0].category == "unseen_categories"

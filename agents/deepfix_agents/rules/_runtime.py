@@ -3,7 +3,10 @@
 A failing ``predict`` / ``predict_proba`` is always a finding, in the most specific
 category its runtime evidence supports (checked in this order): expected columns that
 are absent -> ``schema_mismatch``; an output of the wrong shape or type ->
-``wrong_task_type``; categories never seen in training -> ``unseen_categories``; NaN
+``wrong_task_type``; categories never seen in training -> ``unseen_categories`` (when
+they all sit in columns the model's signature declares numeric but that arrive as text,
+:func:`retyped_columns`, ``schema_mismatch`` folds that finding: the values are only new
+because their type changed); NaN
 input -> ``missing_values``; infinite input -> ``outliers``; text where numbers are
 expected, or a dtype complaint -> ``data_type_issues``; anything else ->
 ``schema_mismatch`` (the inputs do not fit what the model expects). Each rule's
@@ -36,6 +39,22 @@ _COLUMN_WORDS = ("column", "feature", "not in index", "keyerror", "schema", "nam
 def missing_columns(failure: RuntimeFailure) -> list[str]:
     given = set(failure.given_columns)
     return [c for c in failure.expected_columns if c not in given]
+
+
+#: signature types that hold numbers (MLflow's column types)
+_NUMERIC_TYPES = ("double", "float", "long", "integer")
+#: pandas dtypes that hold text
+_TEXT_DTYPES = ("object", "str", "string", "category")
+
+
+def retyped_columns(failure: RuntimeFailure) -> list[str]:
+    """Columns the model's signature declares numeric that arrive as text."""
+    return [
+        name
+        for name, expected in failure.expected_types.items()
+        if str(expected).lower() in _NUMERIC_TYPES
+        and str(failure.given_types.get(name, "")).lower().startswith(_TEXT_DTYPES)
+    ]
 
 
 def classify(failure: RuntimeFailure) -> str:

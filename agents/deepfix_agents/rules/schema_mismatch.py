@@ -10,7 +10,16 @@ from deepfix_agents.rules._runtime import (
     crash_score,
     crashes_for,
     missing_columns,
+    retyped_columns,
 )
+
+
+def retyped_crash(failure) -> bool:
+    """A crash on \"unseen categories\" that all sit in columns retyped from numbers to
+    text: the changed schema made the values new."""
+    return bool(failure.unseen_counts) and set(failure.unseen_counts) <= set(
+        retyped_columns(failure)
+    )
 
 
 @register_rule
@@ -63,7 +72,7 @@ class SchemaMismatch(Rule):
         """A crash that the types of the data explain better (data_type_issues,
         missing_values, ...) stays its own, more specific finding."""
         crashed_elsewhere = {
-            classify(f) for f in artifact.runtime_failures
+            classify(f) for f in artifact.runtime_failures if not retyped_crash(f)
         } - {self.id}
         return tuple(c for c in self.explains if c not in crashed_elsewhere)
 
