@@ -158,7 +158,7 @@ def test_scores_that_rank_a_rare_class_are_signal_even_when_no_model_predicts_it
     assert signal_is_learnable(flat, at_chance(flat)) is False
 
 
-def test_fit18_a_ladder_no_better_than_chance_shows_no_signal_however_far_below_the_model_is():
+def test_a_ladder_no_better_than_chance_shows_no_signal_however_far_below_the_model_is():
     """Noise labels: the model lands far below chance (it fits noise that does not
     recur), the simple baselines sit just under chance. The ladder beats the model by
     far more than the noise, but a ladder that does not beat chance shows no signal:
@@ -186,7 +186,7 @@ def test_fit18_a_ladder_no_better_than_chance_shows_no_signal_however_far_below_
     assert signal_is_learnable(above, at_chance(above)) is True
 
 
-def test_fit18_a_model_at_chance_far_below_its_training_score_is_overfitting_not_too_weak():
+def test_a_model_at_chance_far_below_its_training_score_is_overfitting_not_too_weak():
     """Training F1 0.90 (not a memorised 0.97) but test at chance while the baselines
     learn the labels: the model is not too weak for the signal (underfitting's own
     baseline comparison stands down beyond a 0.15 gap), what it fitted to its training
@@ -274,7 +274,7 @@ def test_outliers_whose_clipping_helps_keep_a_harm_based_severity():
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
 
-def test_out18_a_small_measured_gain_sets_the_severity_not_the_values_presence():
+def test_a_small_measured_gain_sets_the_severity_not_the_values_presence():
     # the values alone score high (10% of rows, unit-error extreme); refitting with them
     # imputed gains 0.02 of f1 (beyond 2 noise units) out of 0.38 skill over chance: ~5%
     # of the skill -> medium. The measured size replaces the presence estimate.
@@ -296,7 +296,7 @@ def test_out18_a_small_measured_gain_sets_the_severity_not_the_values_presence()
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
 
-def test_out18_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estimate():
+def test_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estimate():
     # only the affected rows show harm (no refit measured): the harm has no size, so
     # the share and extremeness of the values still set the score
     base = _heavy_tailed()
@@ -311,7 +311,7 @@ def test_out18_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estima
     assert outliers.severity == findings_of(base)[0].severity
 
 
-def test_out18_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
+def test_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
     # the model is at chance (0.50 vs 0.49 +/- 0.03); imputing the extreme values gains
     # 0.04 (4 noise units) but the refit stays within noise of chance: the gain is real
     # (harmful) but a share of ~0 skill is meaningless (0.04 / 0.04 read as 100% of the
@@ -688,7 +688,7 @@ def test_calibration_noise_bounds_the_ece_of_a_calibrated_model(confidence):
     assert expected_calibration_error(y, skewed, ["0", "1"]) > noise
 
 
-def _leak19_pattern_signal(*interventions):
+def _pattern_signal(*interventions):
     """The association-pattern signal on feature ``a`` (association 0.999 on train)."""
     from tests.test_rules_model import artifact as model_artifact
 
@@ -701,41 +701,41 @@ def _leak19_pattern_signal(*interventions):
     return next(s for s in found if s.facts.get("feature") == "a")
 
 
-def _leak19_dropped(after, before=0.95, noise=0.02, chance_score=0.33):
+def _dropped(after, before=0.95, noise=0.02, chance_score=0.33):
     return Intervention(kind="drop_feature", category="target_leakage", target="a",
                         metric="f1_macro", score_before=before, score_after=after, noise=noise,
                         n_rows=400, model_used="clone", values={"chance": chance_score})
 
 
-def test_leak19_a_shared_feature_the_model_does_without_is_weak_leak_evidence():
+def test_a_shared_feature_the_model_does_without_is_weak_leak_evidence():
     """Issue 12: a near-perfect association that the measurements show to be a real,
     shared signal (the other features explain it beyond the label, and dropping it and
     refitting keeps the score) is weaker support for a leak: half the confidence, same
     score, and the evidence says what was measured."""
-    plain = _leak19_pattern_signal()
-    shared = _leak19_pattern_signal(_label_only(0.7), _leak19_dropped(0.93))
+    plain = _pattern_signal()
+    shared = _pattern_signal(_label_only(0.7), _dropped(0.93))
     assert shared.confidence == pytest.approx(plain.confidence * 0.5)
     assert shared.score == plain.score
     assert "a real signal they share" in shared.evidence.detail
     # most of the skill kept (0.86 - 0.33 >= 0.8 * (0.95 - 0.33)) though beyond noise
-    kept = _leak19_pattern_signal(_label_only(0.7), _leak19_dropped(0.86))
+    kept = _pattern_signal(_label_only(0.7), _dropped(0.86))
     assert kept.confidence == pytest.approx(plain.confidence * 0.5)
 
 
-def test_leak19_a_label_only_or_load_bearing_feature_keeps_full_confidence():
+def test_a_label_only_or_load_bearing_feature_keeps_full_confidence():
     """The measurement must contradict the leak reading on both counts: a feature that
     nothing else explains (a post-outcome value), or one whose drop costs the model most
     of its skill, keeps the pattern's full confidence."""
-    plain = _leak19_pattern_signal()
-    label_only_case = _leak19_pattern_signal(_label_only(0.04), _leak19_dropped(0.93))
-    load_bearing = _leak19_pattern_signal(_label_only(0.7), _leak19_dropped(0.60))
-    no_refit = _leak19_pattern_signal(_label_only(0.7))
+    plain = _pattern_signal()
+    label_only_case = _pattern_signal(_label_only(0.04), _dropped(0.93))
+    load_bearing = _pattern_signal(_label_only(0.7), _dropped(0.60))
+    no_refit = _pattern_signal(_label_only(0.7))
     for signal in (label_only_case, load_bearing, no_refit):
         assert signal.confidence == pytest.approx(plain.confidence)
         assert "a real signal they share" not in signal.evidence.detail
 
 
-def _overlap19_sentinel_rows(share, worse=0.14):
+def _sentinel_rows(share, worse=0.14):
     """A 0 spike holding ``share`` of a column that imputing does not help, whose test
     rows have an error rate ``worse`` above the other rows' (noise 0.02)."""
     rows = Intervention(
@@ -751,14 +751,14 @@ def _overlap19_sentinel_rows(share, worse=0.14):
     return with_interventions(artifact(), rows, imputed)
 
 
-def test_overlap19_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code():
+def test_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code():
     """88% zeros in a percentage column is a structural zero (no charter schools): its
     rows predicted worse than the 12% others measures that minority, not a code the
     model misreads, so without a gain from imputing it there is no missing-value
     finding. The same worse rows under a 30% spike are the code's harm (high)."""
     assert all(f.category != "missing_values"
-               for f in findings_of(_overlap19_sentinel_rows(0.88)))
-    code = [f for f in findings_of(_overlap19_sentinel_rows(0.30))
+               for f in findings_of(_sentinel_rows(0.88)))
+    code = [f for f in findings_of(_sentinel_rows(0.30))
             if f.category == "missing_values"]
     assert code and code[0].severity in ("medium", "high")
     assert "a code for a missing value" in code[0].title

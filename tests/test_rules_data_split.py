@@ -1174,7 +1174,7 @@ def test_test_conflicts_on_features_coarse_in_training_are_natural_too():
     assert at_most(severity_of("conflicting_labels", art), "low")
 
 
-def test_split18_conventional_split_of_a_small_dataset_is_no_finding():
+def test_conventional_split_of_a_small_dataset_is_no_finding():
     """A 30 % test share of a ~110-row dataset (33 test rows) is the split one can afford:
     no harm to the model is measured, so no finding; the same 25 test rows carved from a
     larger dataset (test/train 0.2, 0.05) stay a finding."""
@@ -1184,13 +1184,13 @@ def test_split18_conventional_split_of_a_small_dataset_is_no_finding():
     assert severity_of("split_size_mismatch", artifact(n_train=500, n_test=25)) == "high"
 
 
-def test_split18_conventional_small_split_explains_nothing():
+def test_conventional_small_split_explains_nothing():
     rule = RULES.get("split_size_mismatch")()
     assert rule.explains_for(artifact(n_train=77, n_test=33)) == ()
     assert "label_drift" in rule.explains_for(artifact(n_train=3000, n_test=25))
 
 
-def test_split18_symptom_is_not_folded_into_a_conventional_small_split():
+def test_symptom_is_not_folded_into_a_conventional_small_split():
     """33 test rows, 77 training rows: a label shift measured at medium keeps its own
     finding (before, the split scored 0.40, medium, and absorbed it)."""
     art = artifact(n_train=77, n_test=33)
@@ -1209,7 +1209,7 @@ def test_split18_symptom_is_not_folded_into_a_conventional_small_split():
     assert categories == ["split_size_mismatch"]
 
 
-def test_split18_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
+def test_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
     """49 training rows for 33 features: low while the model scores 1.00 on train and
     0.61 on test (the few rows let it memorise), no finding when it scores the same on
     both splits (the few rows measurably cost it nothing)."""
@@ -1229,7 +1229,7 @@ def test_split18_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
 # ------------------------------------------------- one shared row is one row of evidence
 
 
-def _overlap19_small(shared_rows, n_test, *, mix=None):
+def _small(shared_rows, n_test, *, mix=None):
     """A small continuous dataset (77 training rows) whose test split shares
     ``shared_rows`` of its ``n_test`` rows with train."""
     checks = [] if mix is None else [failed("Train Test Samples Mix", value=mix,
@@ -1242,21 +1242,21 @@ def _overlap19_small(shared_rows, n_test, *, mix=None):
     )
 
 
-def test_overlap19_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
+def test_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
     """One test row of 33 equal to a training row (3%) is what measured data of finite
     resolution gives by chance as often as a leak does: the finding keeps the score of
     its share (low) but its confidence is that of one observation (0.5), so it does not
     outrank a surer cause at the same severity. Five shared rows of 49 (10%) are a
     pattern: high, at the statistics' full confidence."""
-    one = finding("train_test_overlap", _overlap19_small(1, 33, mix=1 / 33))
+    one = finding("train_test_overlap", _small(1, 33, mix=1 / 33))
     assert one is not None and one["severity"] == "low"
     assert one["confidence"] <= 0.5
     rule = RULES.get("train_test_overlap")()
-    (signal,) = rule.detect("dataset", _overlap19_small(1, 33))
+    (signal,) = rule.detect("dataset", _small(1, 33))
     assert signal.confidence == 0.5 and "single row" in signal.evidence.detail
-    (check,) = rule.detect("deepchecks", _overlap19_small(1, 33, mix=1 / 33))
+    (check,) = rule.detect("deepchecks", _small(1, 33, mix=1 / 33))
     assert check.facts["few"] and check.confidence == 0.5
-    five = finding("train_test_overlap", _overlap19_small(5, 49, mix=5 / 49))
+    five = finding("train_test_overlap", _small(5, 49, mix=5 / 49))
     assert five["severity"] == "high" and five["confidence"] >= 0.95
-    (signal,) = rule.detect("dataset", _overlap19_small(5, 49))
+    (signal,) = rule.detect("dataset", _small(5, 49))
     assert signal.confidence == 0.95 and "single row" not in signal.evidence.detail

@@ -830,7 +830,7 @@ def test_poor_calibration_names_the_log_loss_recalibration_would_remove():
     assert "nats" not in confidence(0.01, log_loss=0.36)[1]
 
 
-def _calib18_confident(error_rate, n_confident, ece=0.1):
+def _confident(error_rate, n_confident, ece=0.1):
     """(score, detail, facts) of poor_calibration's own signal for a model with an ECE of
     ``ece`` (noise 0.02) whose ``n_confident`` test rows stated at least 80% sure are wrong
     at ``error_rate``."""
@@ -842,19 +842,19 @@ def _calib18_confident(error_rate, n_confident, ece=0.1):
     return own.score, own.evidence.detail, own.facts
 
 
-def test_calib18_poor_calibration_names_the_error_rate_of_its_confident_rows():
+def test_poor_calibration_names_the_error_rate_of_its_confident_rows():
     """The rows stated at least 80% sure, wrong beyond their Wilson interval more often
     than the 20% the model claims at most there, are named in words; the severity stays
     the ECE's."""
-    score, detail, facts = _calib18_confident(0.34, 300)
+    score, detail, facts = _confident(0.34, 300)
     assert "of the 300 test rows it is at least 80% sure of, 34% are wrong" in detail
     assert "more than the 20% it claims at most" in detail
     assert facts["confident_error_rate"] == 0.34
-    assert score == _calib18_confident(0.05, 300)[0]
+    assert score == _confident(0.05, 300)[0]
     # within the interval of 20% (300 rows: 24% is not beyond it), at or under the claim,
     # or too few confident rows: not named
     for rate, n in ((0.24, 300), (0.2, 300), (0.05, 300), (0.5, 20)):
-        score_, detail_, facts_ = _calib18_confident(rate, n)
+        score_, detail_, facts_ = _confident(rate, n)
         assert "sure of" not in detail_ and facts_["confident_error_rate"] is None
         assert score_ == score
 
@@ -1055,7 +1055,7 @@ def test_class_imbalance_explains_a_gap_that_is_only_the_missed_class():
     assert "overfitting" in [f.category for f in _diagnose(common_too)]
 
 
-def _imb18_rare_binary(test_accuracy, balanced_accuracy, *, f1_at_best=0.60):
+def _rare_binary(test_accuracy, balanced_accuracy, *, f1_at_best=0.60):
     """5.5 % of the labels in one class (a low rarity score), predicted for 3.4 % of
     175 test rows (not 'missed' by the quarter-of-its-share rule), with the given test
     accuracy and balanced accuracy; F1 0.53 at 0.5 and ``f1_at_best`` at 0.26."""
@@ -1068,25 +1068,25 @@ def _imb18_rare_binary(test_accuracy, balanced_accuracy, *, f1_at_best=0.60):
     return artifact(performance=perf, train_labels=rare, test_labels=rare, n_test=175)
 
 
-def test_imb18_class_imbalance_severity_follows_the_rare_class_recall_shortfall():
+def test_class_imbalance_severity_follows_the_rare_class_recall_shortfall():
     """The rare class's recall, from accuracy and balanced accuracy (two classes): 0.44
     against 0.99 for the common class is a measured harm beyond noise that moving the
     threshold does not recover (F1 0.53 -> 0.60, under a low decision_threshold
     finding): class_imbalance rises from low to high and ranks first. The same rarity
     with the rare class recalled as well as the rest stays low (no harm measured)."""
-    harmed = _imb18_rare_binary(0.96, 0.716)
+    harmed = _rare_binary(0.96, 0.716)
     assert assess("decision_threshold", harmed)[0] == "info"
     assert assess("class_imbalance", harmed)[0] == "high"
     assert _diagnose(harmed)[0].category == "class_imbalance"
-    unharmed = _imb18_rare_binary(0.96, 0.96)
+    unharmed = _rare_binary(0.96, 0.96)
     assert assess("class_imbalance", unharmed)[0] == "low"
 
 
-def test_imb18_class_imbalance_leaves_a_recoverable_shortfall_to_the_threshold():
+def test_class_imbalance_leaves_a_recoverable_shortfall_to_the_threshold():
     """When moving the threshold recovers a reportable part of the shortfall (F1 0.53
     -> 0.75 at 0.26), that harm is decision_threshold's: class_imbalance keeps the
     score the rarity alone warrants."""
-    recoverable = _imb18_rare_binary(0.96, 0.716, f1_at_best=0.75)
+    recoverable = _rare_binary(0.96, 0.716, f1_at_best=0.75)
     assert severity_for(assess("decision_threshold", recoverable)[2][0].score) != "info"
     assert assess("class_imbalance", recoverable)[0] == "low"
 
@@ -1899,7 +1899,7 @@ def test_narrow_but_varying_predictions_lagging_the_ladder_are_underfitting():
     assert reason(_all_signals(constant), constant)[0].category == "degenerate_predictions"
 
 
-def _drift19_with_train_means(data, served, truth):
+def _with_train_means(data, served, truth):
     """``data`` with the mean training prediction ``served`` and target mean ``truth``."""
     perf = data.performance.model_copy(
         update={"prediction_stats": {"train": {"mean": served, "std": 0.18}}}
@@ -1911,7 +1911,7 @@ def _drift19_with_train_means(data, served, truth):
     return data.model_copy(update={"performance": perf, "dataset": dataset})
 
 
-def test_drift19_expm1_helping_on_test_is_no_missing_inverse_when_train_is_on_scale():
+def test_expm1_helping_on_test_is_no_missing_inverse_when_train_is_on_scale():
     """expm1 is convex: it can lift the test score of predictions that are off for
     another reason (shifted inputs). A missing inverse leaves the training rows'
     predictions on the log scale too; when their mean sits at the target mean as
@@ -1919,7 +1919,7 @@ def test_drift19_expm1_helping_on_test_is_no_missing_inverse_when_train_is_on_sc
     log1p(0.435) = 0.361 is the un-inverted target and stays critical."""
     base = _uninverted(0.55, 0.3)
     assert assess_all("preprocessing_mismatch", base) == "critical"
-    on_scale = _drift19_with_train_means(base, served=0.435, truth=0.435)
+    on_scale = _with_train_means(base, served=0.435, truth=0.435)
     assert assess_all("preprocessing_mismatch", on_scale) == "info"
-    on_log = _drift19_with_train_means(base, served=math.log1p(0.435), truth=0.435)
+    on_log = _with_train_means(base, served=math.log1p(0.435), truth=0.435)
     assert assess_all("preprocessing_mismatch", on_log) == "critical"
