@@ -173,18 +173,19 @@ class TargetLeakage(Rule):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
             unused = unused_by_model(artifact.intervention("permute_feature", column.name))
+            shared = shared_real_signal(artifact, column.name)
             yield self.signal(
                 "dataset",
                 score=damping * interp(column.target_association, ASSOCIATION_SCORE)
                 * (UNUSED_LEAK_FACTOR if unused else 1.0),
-                confidence=0.8 * self._shared_factor(artifact, column.name),
+                confidence=0.8 * (SHARED_CONFIDENCE_FACTOR if shared else 1.0),
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
                     "with the label on train"
                     + (
                         ", but the other features explain it beyond the label and dropping "
                         "it and refitting keeps the score: a real signal they share"
-                        if shared_real_signal(artifact, column.name)
+                        if shared
                         else ""
                     )
                 ),
