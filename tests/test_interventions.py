@@ -241,35 +241,47 @@ def _heavy_tailed():
     return artifact(train_cols=[tail, col("b"), col("c"), col("d")])
 
 
+def _imputed_outliers(before, after, *, noise, n_rows):
+    """The impute-and-refit measurement of column ``a``'s outliers (f1_macro, a clone)."""
+    return Intervention(kind="impute_outliers", category="outliers", target="a",
+                        metric="f1_macro", score_before=before, score_after=after, noise=noise,
+                        n_rows=n_rows, model_used="clone")
+
+
+def _outlier_rows(before, after, *, noise, n_rows):
+    """The error rate of the test rows with ``a``'s outliers (after) vs the rest (before)."""
+    return Intervention(kind="affected_rows", category="outliers", target="a",
+                        metric="error_rate", score_before=before, score_after=after, noise=noise,
+                        n_rows=n_rows)
+
+
+def _outliers_finding(base, *interventions):
+    """The outliers finding of ``base`` once ``interventions`` are measured."""
+    measured = with_interventions(base, *interventions)
+    return next(f for f in findings_of(measured) if f.category == "outliers")
+
+
 def test_outliers_without_measured_harm_are_capped_at_low_and_say_so():
     base = _heavy_tailed()
     assert findings_of(base)[0].category == "outliers"
     assert findings_of(base)[0].severity in ("high", "critical", "medium")
-    measured = with_interventions(
+    outliers = _outliers_finding(
         base,
         chance(0.90, 0.49),
-        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
-                     score_before=0.90, score_after=0.905, noise=0.01, n_rows=1000,
-                     model_used="clone"),
-        Intervention(kind="affected_rows", category="outliers", target="a",
-                     metric="error_rate", score_before=0.10, score_after=0.09, noise=0.03,
-                     n_rows=20),
+        _imputed_outliers(0.90, 0.905, noise=0.01, n_rows=1000),
+        _outlier_rows(0.10, 0.09, noise=0.03, n_rows=20),
     )
-    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
     assert outliers.severity == "low"
     assert any("predicted as well as the rest" in e.detail and e.source == "intervention"
                for e in outliers.evidence)
 
 
 def test_outliers_whose_clipping_helps_keep_a_harm_based_severity():
-    measured = with_interventions(
+    outliers = _outliers_finding(
         _heavy_tailed(),
         chance(0.80, 0.49),
-        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
-                     score_before=0.70, score_after=0.80, noise=0.01, n_rows=1000,
-                     model_used="clone"),
+        _imputed_outliers(0.70, 0.80, noise=0.01, n_rows=1000),
     )
-    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
     assert outliers.severity in ("high", "critical")
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
@@ -281,17 +293,12 @@ def test_a_small_measured_gain_sets_the_severity_not_the_values_presence():
     tail = col("a", q01=-2.3, q50=0.0, q99=2.3, max=5000.0, outlier_fraction=0.10)
     base = artifact(train_cols=[tail, col("b"), col("c"), col("d")])
     assert findings_of(base)[0].severity in ("high", "critical")
-    measured = with_interventions(
+    outliers = _outliers_finding(
         base,
         chance(0.85, 0.49),
-        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
-                     score_before=0.85, score_after=0.87, noise=0.008, n_rows=300,
-                     model_used="clone"),
-        Intervention(kind="affected_rows", category="outliers", target="a",
-                     metric="error_rate", score_before=0.14, score_after=0.37, noise=0.10,
-                     n_rows=24),
+        _imputed_outliers(0.85, 0.87, noise=0.008, n_rows=300),
+        _outlier_rows(0.14, 0.37, noise=0.10, n_rows=24),
     )
-    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
     assert outliers.severity == "medium"
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
@@ -300,14 +307,11 @@ def test_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estimate():
     # only the affected rows show harm (no refit measured): the harm has no size, so
     # the share and extremeness of the values still set the score
     base = _heavy_tailed()
-    measured = with_interventions(
+    outliers = _outliers_finding(
         base,
         chance(0.85, 0.49),
-        Intervention(kind="affected_rows", category="outliers", target="a",
-                     metric="error_rate", score_before=0.10, score_after=0.40, noise=0.05,
-                     n_rows=30),
+        _outlier_rows(0.10, 0.40, noise=0.05, n_rows=30),
     )
-    outliers = next(f for f in findings_of(measured) if f.category == "outliers")
     assert outliers.severity == findings_of(base)[0].severity
 
 
@@ -319,9 +323,7 @@ def test_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
     measured = with_interventions(
         _heavy_tailed(),
         chance(0.50, 0.49, noise=0.03),
-        Intervention(kind="impute_outliers", category="outliers", target="a", metric="f1_macro",
-                     score_before=0.49, score_after=0.53, noise=0.01, n_rows=300,
-                     model_used="clone"),
+        _imputed_outliers(0.49, 0.53, noise=0.01, n_rows=300),
     )
     rule = RULES.get("outliers")()
     signals = [s for src in SOURCES for s in rule.detect(src, measured)]
@@ -375,18 +377,24 @@ def test_a_label_only_feature_the_model_ignores_scores_lower():
     assert ignored > 0
 
 
-def test_a_near_perfect_feature_the_model_ignores_scores_lower():
-    """The association pattern (>= 0.97 on train) follows the same measured-harm rule."""
+def _pattern_signal(*interventions):
+    """The association-pattern signal on feature ``a`` (association 0.999 on train)."""
     from tests.test_rules_model import artifact as model_artifact
 
+    data = with_interventions(model_artifact(), *interventions)
+    train = data.dataset.train.model_copy(update={"columns": [
+        c.model_copy(update={"target_association": 0.999}) if c.name == "a" else c
+        for c in data.dataset.train.columns]})
+    data = data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
+    found = RULES.get("target_leakage")().detect("dataset", data)
+    return next(s for s in found if s.facts.get("feature") == "a")
+
+
+def test_a_near_perfect_feature_the_model_ignores_scores_lower():
+    """The association pattern (>= 0.97 on train) follows the same measured-harm rule."""
+
     def pattern_score(*interventions):
-        data = with_interventions(model_artifact(), *interventions)
-        train = data.dataset.train.model_copy(update={"columns": [
-            c.model_copy(update={"target_association": 0.999}) if c.name == "a" else c
-            for c in data.dataset.train.columns]})
-        data = data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
-        found = RULES.get("target_leakage")().detect("dataset", data)
-        return max(s.score for s in found if s.facts.get("feature") == "a")
+        return _pattern_signal(*interventions).score
 
     relied = pattern_score(_permuted(-0.30))
     assert pattern_score(_permuted(-0.005)) == pytest.approx(relied * 0.5, abs=1e-3)
@@ -686,19 +694,6 @@ def test_calibration_noise_bounds_the_ece_of_a_calibrated_model(confidence):
     assert 0 < noise < 0.15
     skewed = np.column_stack([1 - p**0.3, p**0.3])  # overconfident in class 1
     assert expected_calibration_error(y, skewed, ["0", "1"]) > noise
-
-
-def _pattern_signal(*interventions):
-    """The association-pattern signal on feature ``a`` (association 0.999 on train)."""
-    from tests.test_rules_model import artifact as model_artifact
-
-    data = with_interventions(model_artifact(), *interventions)
-    train = data.dataset.train.model_copy(update={"columns": [
-        c.model_copy(update={"target_association": 0.999}) if c.name == "a" else c
-        for c in data.dataset.train.columns]})
-    data = data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
-    found = RULES.get("target_leakage")().detect("dataset", data)
-    return next(s for s in found if s.facts.get("feature") == "a")
 
 
 def _dropped(after, before=0.95, noise=0.02, chance_score=0.33):
