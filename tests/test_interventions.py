@@ -757,3 +757,72 @@ def test_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code():
             if f.category == "missing_values"]
     assert code and code[0].severity in ("medium", "high")
     assert "a code for a missing value" in code[0].title
+
+
+# --------------------------------------------------------------------------- leak20: weak leaks
+
+
+def _leak20_frame(n=1200, seed=0):
+    """Five real features sharing one cause with a binary label, and ``followup``: the
+    label recorded again with heavy noise (association ~0.7, below LEAK_ASSOCIATION)."""
+    rng = np.random.default_rng(seed)
+    cause = rng.normal(size=n)
+    frame = pd.DataFrame({f"x{i}": cause + rng.normal(0, 1.5, n) for i in range(5)})
+    frame["y"] = (cause + rng.normal(0, 1.0, n) > 0).astype(int)
+    frame["followup"] = frame["y"] + rng.normal(0, 0.7, n)
+    return frame
+
+
+def test_leak20_a_weak_post_outcome_feature_the_model_relies_on_gets_the_label_only_test():
+    from deepfix_agents.rules.target_leakage import label_only
+    from mlflow_deepfix.testing.interventions import LEAK_ASSOCIATION, WEAK_LEAK_ASSOCIATION
+
+    frame = _leak20_frame()
+    found, _ = _measure(frame, RandomForestClassifier(n_estimators=50, random_state=0),
+                        "binary_classification")
+    measured = {i.kind: i for i in found if i.target == "followup"}
+    assert WEAK_LEAK_ASSOCIATION <= measured["label_only_feature"].values["association"] < LEAK_ASSOCIATION
+    assert label_only(measured["label_only_feature"])
+    # the model relies on it: shuffling it on test costs well beyond the noise
+    assert -measured["permute_feature"].change > 3 * measured["permute_feature"].noise
+    assert "drop_feature" in measured
+    # the real features are below the weak bar: nothing else is measured as a leak
+    assert {i.target for i in found if i.kind == "label_only_feature"} == {"followup"}
+
+
+def test_leak20_weak_candidates_need_the_models_reliance_and_come_after_strong_ones():
+    from mlflow_deepfix.testing.interventions import leak_candidates
+
+    data = artifact(train_cols=[col("a"), col("b"), col("c"), col("d")])
+    strength = {"a": 0.95, "b": 0.7, "c": 0.65, "d": 0.5}
+    train = data.dataset.train.model_copy(update={"columns": [
+        c.model_copy(update={"target_association": strength[c.name]})
+        for c in data.dataset.train.columns]})
+    dataset = data.dataset.model_copy(update={"train": train})
+    assert leak_candidates(dataset) == [("a", 0.95)]  # nobody measured reliance
+    assert leak_candidates(dataset, {"b": 0.001, "c": 0.0}) == [("a", 0.95)]
+    chosen = leak_candidates(dataset, {"b": 0.05, "c": 0.2, "d": 0.4})
+    assert [name for name, _ in chosen] == ["a", "c", "b"]  # d is below the weak bar
+    assert [name for name, _ in leak_candidates(dataset, {"b": 0.05, "c": 0.2}, 2)] == ["a", "c"]
+
+
+def _leak20_dropped(change, noise=0.02, model_used="clone"):
+    return Intervention(kind="drop_feature", category="target_leakage", target="a",
+                        metric="r2", score_before=0.99, score_after=0.99 + change, noise=noise,
+                        n_rows=800, model_used=model_used)
+
+
+def test_leak20_a_refit_that_collapses_without_the_feature_outvotes_a_noisy_shuffle():
+    """A regression whose shuffled predictions swing wildly has a shuffle noise as large
+    as its effect; the model's own refit losing most of its score without the feature is
+    the measured reliance, so the label-only finding keeps its full score."""
+    noisy_shuffle = Intervention(kind="permute_feature", category="target_leakage", target="a",
+                                 metric="r2", score_before=0.99, score_after=-1.0, noise=1.1,
+                                 n_rows=400)
+    relied = _leak_signal_score(_permuted(-0.30))
+    assert _leak_signal_score(noisy_shuffle) == pytest.approx(relied * 0.5, abs=1e-3)
+    assert _leak_signal_score(noisy_shuffle, _leak20_dropped(-0.9)) == pytest.approx(relied, abs=1e-3)
+    # a refit that does as well without it, or one of a surrogate, does not outvote it
+    assert _leak_signal_score(noisy_shuffle, _leak20_dropped(0.0)) == pytest.approx(relied * 0.5, abs=1e-3)
+    assert _leak_signal_score(noisy_shuffle, _leak20_dropped(-0.9, model_used="surrogate")) == (
+        pytest.approx(relied * 0.5, abs=1e-3))

@@ -119,7 +119,8 @@ def run_testing(
         and predictions.test is not None
     ):
         interventions = _interventions(
-            inputs, config, test, train, predictions, dataset, cat_features, notes
+            inputs, config, test, train, predictions, dataset, cat_features, notes,
+            spurious=probes.spurious,
         )
 
     artifact = ArtifactData(
@@ -163,10 +164,16 @@ def _training_history(model, notes: list[str]):
     return history
 
 
-def _interventions(inputs, config, test, train, predictions, dataset, cat_features, notes):
-    """Measured harm (:mod:`~.interventions`); never stops the evaluation."""
+def _interventions(inputs, config, test, train, predictions, dataset, cat_features, notes,
+                   spurious=None):
+    """Measured harm (:mod:`~.interventions`); never stops the evaluation. The spurious
+    probe's shuffle importance on evaluation rows tells which weaker leak candidates the
+    model relies on."""
     from mlflow_deepfix.testing.interventions import run_interventions
 
+    reliance = (
+        {f.feature: f.importance_test for f in spurious.features} if spurious is not None else {}
+    )
     try:
         found, extra = run_interventions(
             task=inputs.task,
@@ -179,6 +186,7 @@ def _interventions(inputs, config, test, train, predictions, dataset, cat_featur
             dataset=dataset,
             adapter=inputs.adapter,
             seed=config.seed,
+            reliance=reliance,
         )
     except Exception as error:  # noqa: BLE001 - measurements are optional evidence
         logger.warning("interventions failed: %s: %s", type(error).__name__, error)

@@ -56,7 +56,19 @@ N_PERMUTATIONS = 200
 #: |Spearman| or NMI, see ColumnStats.target_association); strong real features reach
 #: it too, which is why the refit decides
 LEAK_ASSOCIATION = 0.8
-MAX_LEAK_CANDIDATES = 2
+#: a weaker association is a leak candidate too when the model relies on the feature:
+#: a post-outcome value recorded with noise (a review written after the outcome) need
+#: not be near-perfect to carry the answer, and what makes it harmful is the model's
+#: reliance on it, not the strength of the association. Shuffling it on evaluation rows
+#: must cost the model at least WEAK_LEAK_RELIANCE of its score (the spurious probe's
+#: shuffle importance, else a shuffle measured here) for the label-only test to run on it
+WEAK_LEAK_ASSOCIATION = 0.6
+WEAK_LEAK_RELIANCE = 0.02
+#: weak features whose reliance is measured here when the probe did not cover them
+MAX_WEAK_SCREENED = 3
+#: features measured (label-only, shuffle, drop-and-refit): strong ones first, strongest
+#: first, then weak ones the model relies on, most relied on first
+MAX_LEAK_CANDIDATES = 3
 #: pre-signal of harmful outliers: share of a column's rows beyond the 5-IQR fences
 MIN_OUTLIER_SHARE = 0.005
 MAX_OUTLIER_COLUMNS = 5
@@ -229,9 +241,13 @@ def _template(adapter: Any, task: str, features: list[str], cat_features: list[s
 # --------------------------------------------------------------------------- planning
 
 
-def leak_candidates(dataset: DatasetSummary) -> list[tuple[str, float]]:
-    """Features whose association with the label on train reaches LEAK_ASSOCIATION
-    (not index-like ones: identifier_leakage judges those), strongest first."""
+def leak_candidates(dataset: DatasetSummary, reliance: dict[str, float] | None = None,
+                    max_candidates: int = MAX_LEAK_CANDIDATES) -> list[tuple[str, float]]:
+    """Features to measure as possible leaks (not index-like ones: identifier_leakage
+    judges those): every feature whose association with the label on train reaches
+    LEAK_ASSOCIATION, strongest first, then features reaching WEAK_LEAK_ASSOCIATION that
+    the model relies on (``reliance``: what shuffling the feature on evaluation rows costs
+    its score, at least WEAK_LEAK_RELIANCE), most relied on first."""
     if dataset.train is None:
         return []
     features = set(dataset.feature_names)
@@ -241,9 +257,34 @@ def leak_candidates(dataset: DatasetSummary) -> list[tuple[str, float]]:
         if c.name in features
         and not c.monotonic
         and c.target_association is not None
-        and c.target_association >= LEAK_ASSOCIATION
+        and c.target_association >= WEAK_LEAK_ASSOCIATION
     ]
-    return sorted(found, key=lambda t: (-t[1], t[0]))[:MAX_LEAK_CANDIDATES]
+    strong = sorted((t for t in found if t[1] >= LEAK_ASSOCIATION), key=lambda t: (-t[1], t[0]))
+    reliance = reliance or {}
+    weak = sorted(
+        (t for t in found
+         if t[1] < LEAK_ASSOCIATION and reliance.get(t[0], 0.0) >= WEAK_LEAK_RELIANCE),
+        key=lambda t: (-reliance[t[0]], -t[1], t[0]),
+    )
+    return (strong + weak)[:max_candidates]
+
+
+def weak_unscreened(dataset: DatasetSummary, reliance: dict[str, float]) -> list[tuple[str, float]]:
+    """Weak-association features whose reliance nobody measured yet (the spurious probe
+    covers the most important features only), strongest first, at most MAX_WEAK_SCREENED."""
+    if dataset.train is None:
+        return []
+    features = set(dataset.feature_names)
+    found = [
+        (c.name, float(c.target_association))
+        for c in dataset.train.columns
+        if c.name in features
+        and c.name not in reliance
+        and not c.monotonic
+        and c.target_association is not None
+        and WEAK_LEAK_ASSOCIATION <= c.target_association < LEAK_ASSOCIATION
+    ]
+    return sorted(found, key=lambda t: (-t[1], t[0]))[:MAX_WEAK_SCREENED]
 
 
 def outlier_candidates(dataset: DatasetSummary) -> list[str]:
@@ -305,8 +346,12 @@ def _run_interventions(
     adapter: Any,
     seed: int,
     budget_seconds: float = BUDGET_SECONDS,
+    reliance: dict[str, float] | None = None,
 ) -> tuple[list[Intervention], list[str]]:
     """Run the chance-level measurement and the refits the pre-signals call for.
+
+    ``reliance``: what shuffling each feature on evaluation rows costs the model's score
+    (the spurious probe's shuffle importance), used to pick weak leak candidates.
 
     Returns the interventions and plain-language notes (what was skipped and why).
     Never raises on bad data: a measurement that fails is left out and logged.
@@ -338,7 +383,19 @@ def _run_interventions(
         if inverted is not None:
             results.append(inverted)
 
-    leaks = leak_candidates(dataset)
+    reliance = dict(reliance or {})
+    shuffled: dict[str, Intervention] = {}
+    if train is not None:
+        # weak features the probe did not cover: one shuffled prediction pass each
+        for column, association in weak_unscreened(dataset, reliance):
+            if column not in test_rows.columns:
+                continue
+            permuted = _permute_feature(adapter, scorer, pred, test_rows, features, column,
+                                        association, seed)
+            if permuted is not None and permuted.change is not None:
+                shuffled[column] = permuted
+                reliance[column] = -permuted.change
+    leaks = leak_candidates(dataset, reliance)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
     sentinels = (
         [t for t in sentinel_candidates(train, features) if t[0] in test_rows.columns]
@@ -373,8 +430,9 @@ def _run_interventions(
                                         is_classification(task))
                 if signature is not None:
                     results.append(signature)
-                permuted = _permute_feature(adapter, scorer, pred, test_rows, features, column,
-                                            association, seed)
+                permuted = shuffled.get(column) or _permute_feature(
+                    adapter, scorer, pred, test_rows, features, column, association, seed
+                )
                 if permuted is not None:
                     results.append(permuted)
                 result = _drop_feature(refit, scorer, column, association, results, seed)

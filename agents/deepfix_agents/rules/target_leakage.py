@@ -46,12 +46,22 @@ SHARED_SKILL_KEPT = 0.8
 SHARED_CONFIDENCE_FACTOR = 0.5
 
 
-def unused_by_model(permuted) -> bool:
+def _costs_nothing(measured) -> bool:
+    return -measured.change <= max(2.0 * (measured.noise or 0.0), UNUSED_LEAK_FLOOR)
+
+
+def unused_by_model(permuted, dropped=None) -> bool:
     """True when shuffling the feature across test rows costs the model nothing beyond
-    the noise of that measurement: the model does not rely on it."""
-    if permuted is None or permuted.change is None:
+    the noise of that measurement: the model does not rely on it. A refit of the model
+    itself (``dropped``, a clone, not a surrogate) whose score falls without the feature
+    beyond that measurement's noise says the opposite: a shuffle whose noise is as
+    large as its effect (a regression whose shuffled predictions swing wildly) cannot
+    outvote it."""
+    if permuted is None or permuted.change is None or not _costs_nothing(permuted):
         return False
-    return -permuted.change <= max(2.0 * (permuted.noise or 0.0), UNUSED_LEAK_FLOOR)
+    if dropped is not None and dropped.change is not None and dropped.model_used == "clone":
+        return _costs_nothing(dropped)
+    return True
 
 
 def label_only(intervention) -> bool:
@@ -153,8 +163,9 @@ class TargetLeakage(Rule):
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
         "as below). Both the association pattern and the label-only score are x0.5 when "
         "shuffling the feature on test costs the model no more than twice that "
-        "measurement's noise, or 0.01: the model does not use it, so it does no measured "
-        "harm. Pattern scores are scaled by 0.5-1.0 "
+        "measurement's noise, or 0.01, and a refitted clone of the model does not lose "
+        "beyond its noise without it either: the model does not use it, so it does no "
+        "measured harm. Pattern scores are scaled by 0.5-1.0 "
         "with the training size (full at 1000 rows: small samples separate by chance) and by 0.6 for multiclass "
         "tasks (one-vs-rest associations overstate a feature that isolates one class). A "
         "pattern on a feature that is measured to be a real, shared signal (the label-only "
@@ -172,7 +183,8 @@ class TargetLeakage(Rule):
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
-            unused = unused_by_model(artifact.intervention("permute_feature", column.name))
+            unused = unused_by_model(artifact.intervention("permute_feature", column.name),
+                                     artifact.intervention("drop_feature", column.name))
             shared = shared_real_signal(artifact, column.name)
             yield self.signal(
                 "dataset",
@@ -254,7 +266,8 @@ class TargetLeakage(Rule):
                 # reads as strong, and the label-only test inherits that overstatement
                 score *= MULTICLASS_FACTOR
             permuted = artifact.intervention("permute_feature", column)
-            if unused_by_model(permuted):
+            dropped = artifact.intervention("drop_feature", column)
+            if unused_by_model(permuted, dropped):
                 score *= UNUSED_LEAK_FACTOR
             yield self.signal(
                 "intervention",
@@ -272,7 +285,6 @@ class TargetLeakage(Rule):
                 check="label_only_feature",
                 feature=column,
             )
-            dropped = artifact.intervention("drop_feature", column)
             if dropped is not None and dropped.change is not None:
                 yield self.signal(
                     "intervention",
