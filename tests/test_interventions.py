@@ -762,3 +762,81 @@ def test_overlap19_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code(
             if f.category == "missing_values"]
     assert code and code[0].severity in ("medium", "high")
     assert "a code for a missing value" in code[0].title
+
+
+# ---------------------------------------------------------------- sent17: sentinel candidates
+
+
+def _sent17_iris():
+    from sklearn.datasets import load_iris
+
+    bunch = load_iris()
+    frame = pd.DataFrame(bunch.data, columns=["sl", "sw", "pl", "pw"])
+    frame["y"] = bunch.target
+    return frame
+
+
+def _sent17_features(frame):
+    return [c for c in frame.columns if c != "y"]
+
+
+def test_sent17_a_zero_at_the_edge_of_iris_petal_widths_is_a_sentinel_candidate():
+    """0 stored for 30 % of the petal widths holds only 1.8-2.5x the share of the
+    commonest real width (0.2 cm), under the 5x a spike inside a column needs: as the
+    column's minimum it is still tested; the clean table has no candidate."""
+    frame = _sent17_iris()
+    assert sentinel_candidates(frame, _sent17_features(frame)) == []
+    rng = np.random.default_rng(1)
+    for column in ("pl", "pw"):
+        frame.loc[rng.choice(len(frame), 45, replace=False), column] = 0.0
+    counts = frame["pw"].value_counts()
+    assert counts.index[0] == 0.0 and counts.iloc[0] < 2.0 * counts.iloc[1]
+    found = {c: v for c, v, _ in sentinel_candidates(frame, _sent17_features(frame))}
+    assert found == {"pl": 0.0, "pw": 0.0}
+
+
+def test_sent17_a_code_outside_a_1_to_7_scale_is_a_candidate_and_not_detached():
+    """0 for "no answer" on a 1-7 placement scale (anes96 selfLR): the commonest value
+    lies outside the contiguous range of the others, so it is tested; one scale step
+    below 1 is not a detached value (gap 0), so only a measured harm reports it."""
+    import statsmodels.api as sm
+
+    frame = sm.datasets.anes96.load_pandas().data[["selfLR", "ClinLR", "age", "income", "vote"]]
+    frame = frame.rename(columns={"vote": "y"}).astype({"y": int})
+    assert sentinel_candidates(frame, _sent17_features(frame)) == []
+    rows = np.random.default_rng(0).random(len(frame)) < 0.3
+    frame.loc[rows, "selfLR"] = 0.0
+    assert [c for c, _, _ in sentinel_candidates(frame, _sent17_features(frame))] == ["selfLR"]
+    found, _ = _measure(frame, _logistic(), "binary_classification")
+    imputed = next(i for i in found if i.kind == "impute_sentinel")
+    assert imputed.target == "selfLR" and imputed.values["gap"] == 0.0
+    assert imputed.values["fill"] == 4.0
+
+
+def test_sent17_majority_spikes_do_not_crowd_out_the_others():
+    """Natural majority point masses (88 % / 63 % zeros in star98's charter and year-round
+    shares) are tested after the 30 % spikes planted in two other columns."""
+    import statsmodels.api as sm
+
+    frame = sm.datasets.star98.load_pandas().data
+    frame = frame.drop(columns=["NABOVE", "NBELOW"]).assign(y=0.0)
+    rows = np.random.default_rng(0).random(len(frame)) < 0.3
+    frame.loc[rows, ["LOWINC", "PERHISP"]] = 0.0
+    found = [c for c, _, _ in sentinel_candidates(frame, _sent17_features(frame))]
+    assert {"LOWINC", "PERHISP"} <= set(found[:2])
+
+
+def test_sent17_a_spike_at_the_median_of_the_others_is_imputed_with_another_value():
+    """A 0 planted in a weekly seasonal cosine (values symmetric around 0): the median of the
+    other values is 0 itself, which would make the imputation a no-op; the refit imputes
+    the nearest observed value below it instead and records it."""
+    frame = _diabetes()
+    week = np.arange(len(frame)) % 52
+    frame["season_cos"] = np.round(np.cos(2 * np.pi * week / 52), 6)
+    frame["y"] = frame["y"] + 40.0 * frame["season_cos"]
+    rows = np.random.default_rng(0).random(len(frame)) < 0.3
+    frame.loc[rows, "season_cos"] = 0.0
+    found, _ = _measure(frame, make_pipeline(StandardScaler(), Ridge()), "regression")
+    imputed = next(i for i in found if i.kind == "impute_sentinel" and i.target == "season_cos")
+    assert imputed.values["value"] == 0.0 and imputed.values["fill"] != 0.0
+    assert imputed.score_after != imputed.score_before

@@ -67,7 +67,19 @@ FENCE_IQR = 5.0
 MIN_SENTINEL_SHARE = 0.02
 SPIKE_FACTOR = 5.0
 MIN_DISTINCT_OTHERS = 20
-MAX_SENTINEL_COLUMNS = 3
+#: a spike at the column's minimum or maximum (where codes such as 0 and -999 land) needs
+#: only EDGE_SPIKE_FACTOR times the next value's share (a 0 for a missing petal width
+#: holds 2-5x the share of the commonest real width, 1.9x in some draws)
+EDGE_SPIKE_FACTOR = 1.5
+#: an integer-coded column (a 1-7 scale) with 3-20 other values: its commonest value is
+#: a candidate when it lies outside the contiguous range of the other values (0 stored
+#: for "no answer" on a 1-7 scale) and holds this share
+MIN_ORDINAL_OTHERS = 3
+MIN_ORDINAL_SHARE = 0.1
+MAX_SENTINEL_COLUMNS = 5
+#: a spike holding this share is the column's majority (a natural point mass more often
+#: than a code): tested after the others
+MAJORITY_SHARE = 0.5
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
 
@@ -263,19 +275,54 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
 def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
     """(column, value, share) of numeric features where one value is a spike in an
     otherwise continuous column: a code standing for a missing measurement, or a genuine
-    point mass (zero income): the impute-and-refit tells which."""
+    point mass (zero income): the impute-and-refit tells which.
+
+    A spike is the commonest value holding >= MIN_SENTINEL_SHARE of a column with more
+    than MIN_DISTINCT_OTHERS other values and SPIKE_FACTOR times the next value's share
+    (EDGE_SPIKE_FACTOR when it is the column's minimum or maximum); or, in an
+    integer-coded column with MIN_ORDINAL_OTHERS..MIN_DISTINCT_OTHERS other values that
+    fill a contiguous range, the commonest value lying outside that range. At most
+    MAX_SENTINEL_COLUMNS, largest share first, majority spikes last."""
     found = []
     for column in features:
         if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
             continue
+        if pd.api.types.is_bool_dtype(train[column]):
+            continue
         counts = train[column].value_counts(dropna=True)
-        if len(counts) < MIN_DISTINCT_OTHERS + 1:
+        if len(counts) < 2:
             continue
         n = float(train[column].notna().sum())
+        value = float(counts.index[0])
         top, runner_up = counts.iloc[0] / n, counts.iloc[1] / n
-        if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
-            found.append((column, float(counts.index[0]), float(top)))
-    return sorted(found, key=lambda t: (-t[2], t[0]))[:MAX_SENTINEL_COLUMNS]
+        others = np.asarray(counts.index[1:], dtype=float)
+        edge = value < others.min() or value > others.max()
+        if len(counts) >= MIN_DISTINCT_OTHERS + 1:
+            factor = EDGE_SPIKE_FACTOR if edge else SPIKE_FACTOR
+            if top >= MIN_SENTINEL_SHARE and top >= factor * runner_up:
+                found.append((column, value, float(top)))
+        elif (
+            len(others) >= MIN_ORDINAL_OTHERS
+            and edge
+            and top >= MIN_ORDINAL_SHARE
+            and _contiguous_integers(others)
+        ):
+            found.append((column, value, float(top)))
+    ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, -t[2], t[0]))
+    return ranked[:MAX_SENTINEL_COLUMNS]
+
+
+def _is_scale(values: pd.Series) -> bool:
+    """An integer-coded scale: few distinct whole numbers filling their range."""
+    distinct = np.unique(values.to_numpy(dtype=float))
+    return MIN_ORDINAL_OTHERS <= len(distinct) <= MIN_DISTINCT_OTHERS and _contiguous_integers(distinct)
+
+
+def _contiguous_integers(values: np.ndarray) -> bool:
+    """Whole numbers filling their range (1..7 with none skipped)."""
+    if not np.all(np.isfinite(values)) or not np.all(values == np.round(values)):
+        return False
+    return len(np.unique(values)) == int(values.max() - values.min()) + 1
 
 
 # --------------------------------------------------------------------------- public API
@@ -698,11 +745,21 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
         others = pd.to_numeric(refit.X_train[column], errors="coerce")
         rest = others[(others != value) & others.notna()]
         fill = float(rest.median())
+        if len(rest) and fill == value:
+            # the median of values on both sides of the spike can be the spike itself
+            # (0 amid -1..1): imputing it would change nothing, so take the nearest
+            # observed value below the median instead
+            fill = float(np.quantile(rest.to_numpy(dtype=float), 0.5, method="lower"))
         q25, q75 = np.percentile(rest, [25, 75]) if len(rest) else (0.0, 0.0)
         iqr = max(float(q75 - q25), 1e-12)
         # how far the spike sits outside the range of the other values, in their IQRs
-        # (0 inside the range): a code like 0 for a blood pressure sits far outside
-        gap = max(float(rest.min()) - value, value - float(rest.max()), 0.0) / iqr if len(rest) else 0.0
+        # (0 inside the range): a code like 0 for a blood pressure sits far outside; on
+        # an integer scale (1..7) the next step (0) is not detached
+        step = 1.0 if len(rest) and _is_scale(rest) else 0.0
+        gap = (
+            max(float(rest.min()) - value - step, value - float(rest.max()) - step, 0.0) / iqr
+            if len(rest) else 0.0
+        )
         if rows is not None:
             rows.values.update(gap=round(gap, 4))
 
@@ -722,8 +779,9 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
                 kind="impute_sentinel",
                 category="missing_values",
                 target=column,
-                values={"value": value, "share": round(share, 4), "gap": round(gap, 4)},
-                detail=f"refit with {column!r} == {value:g} replaced by the median of the rest",
+                values={"value": value, "share": round(share, 4), "gap": round(gap, 4),
+                        "fill": fill},
+                detail=f"refit with {column!r} == {value:g} replaced by {fill:g} (the median of the rest)",
             )
         )
     return out
