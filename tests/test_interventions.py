@@ -451,6 +451,40 @@ def test_a_code_detached_from_the_other_values_is_reported_at_most_low():
     assert all(f.category != "missing_values" for f in findings_of(near))
 
 
+def _sent17_relaxed_pair(change, rows_change, gap, share=0.3):
+    imputed = _sentinel(change, gap=gap, share=share)
+    imputed.values["relaxed"] = 1.0
+    rows = Intervention(
+        kind="sentinel_rows", category="missing_values", target="a", metric="error_rate",
+        score_before=0.10, score_after=0.10 + rows_change, noise=0.03, n_rows=300,
+        values={"value": 0.0, "share": share, "relaxed": 1.0},
+    )
+    return imputed, rows
+
+
+def test_sent17_a_relaxed_spike_needs_an_imputation_gain_to_reach_medium():
+    """A spike found only by the edge / scale tests (a natural point mass passes them
+    too: no deductible, zero count): worse rows or an isolated gap alone give low; a
+    gain from imputing it beyond noise gives the usual medium+."""
+    base = artifact(task="regression")
+    for change, rows_change, gap in ((0.0, 0.2, 0.0), (0.0, 0.0, 3.0), (0.0, 0.2, 3.0)):
+        data = with_interventions(base, chance(0.4, 0.0, metric="r2"),
+                                  *_sent17_relaxed_pair(change, rows_change, gap))
+        found = [f for f in findings_of(data) if f.category == "missing_values"]
+        assert found and found[0].severity == "low", (change, rows_change, gap)
+    gained = with_interventions(base, chance(0.4, 0.0, metric="r2"),
+                                *_sent17_relaxed_pair(0.08, 0.2, 0.0))
+    top = findings_of(gained)[0]
+    assert top.category == "missing_values" and top.severity in ("medium", "high")
+    # the same worse rows on a 5x spike stay medium+ as before
+    strict = _sent17_relaxed_pair(0.0, 0.2, 0.0)
+    for item in strict:
+        item.values["relaxed"] = 0.0
+    data = with_interventions(base, chance(0.4, 0.0, metric="r2"), *strict)
+    assert [f.severity for f in findings_of(data) if f.category == "missing_values"][0] in (
+        "medium", "high")
+
+
 def _overlap(shared_error, rest_error=0.10, noise=0.02):
     return Intervention(kind="overlap_rows", category="train_test_overlap", metric="error_rate",
                         score_before=rest_error, score_after=shared_error, noise=noise,

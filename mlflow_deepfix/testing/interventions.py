@@ -282,7 +282,16 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
     (EDGE_SPIKE_FACTOR when it is the column's minimum or maximum); or, in an
     integer-coded column with MIN_ORDINAL_OTHERS..MIN_DISTINCT_OTHERS other values that
     fill a contiguous range, the commonest value lying outside that range. At most
-    MAX_SENTINEL_COLUMNS, largest share first, majority spikes last."""
+    MAX_SENTINEL_COLUMNS, largest share first, the edge and scale spikes after the 5x
+    spikes, majority spikes last."""
+    return [t[:3] for t in _sentinel_candidates(train, features)]
+
+
+def _sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float, str]]:
+    """:func:`sentinel_candidates` with how each spike was found: "spike" (5x the next
+    value), "edge" (1.5x at the minimum or maximum) or "scale" (outside an integer
+    scale). Natural point masses (no deductible, a zero count) pass the edge and scale
+    tests too, so the rule asks a measured harm of those."""
     found = []
     for column in features:
         if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
@@ -298,17 +307,18 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
         others = np.asarray(counts.index[1:], dtype=float)
         edge = value < others.min() or value > others.max()
         if len(counts) >= MIN_DISTINCT_OTHERS + 1:
-            factor = EDGE_SPIKE_FACTOR if edge else SPIKE_FACTOR
-            if top >= MIN_SENTINEL_SHARE and top >= factor * runner_up:
-                found.append((column, value, float(top)))
+            if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
+                found.append((column, value, float(top), "spike"))
+            elif edge and top >= MIN_SENTINEL_SHARE and top >= EDGE_SPIKE_FACTOR * runner_up:
+                found.append((column, value, float(top), "edge"))
         elif (
             len(others) >= MIN_ORDINAL_OTHERS
             and edge
             and top >= MIN_ORDINAL_SHARE
             and _contiguous_integers(others)
         ):
-            found.append((column, value, float(top)))
-    ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, -t[2], t[0]))
+            found.append((column, value, float(top), "scale"))
+    ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, t[3] != "spike", -t[2], t[0]))
     return ranked[:MAX_SENTINEL_COLUMNS]
 
 
@@ -388,7 +398,7 @@ def _run_interventions(
     leaks = leak_candidates(dataset)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
     sentinels = (
-        [t for t in sentinel_candidates(train, features) if t[0] in test_rows.columns]
+        [t for t in _sentinel_candidates(train, features) if t[0] in test_rows.columns]
         if train is not None
         else []
     )
@@ -731,7 +741,9 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
     """Rows holding the spike value vs the rest, and a refit with the spike replaced by
     the median of the column's other values (what an imputer would have done)."""
     out = []
-    for column, value, share in sentinels:
+    for column, value, share, found_as in sentinels:
+        # 1.0: found by the edge or scale test, which natural point masses pass too
+        relaxed = 0.0 if found_as == "spike" else 1.0
         started = time.perf_counter()
         hit = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float) == value
         rows = _affected(
@@ -740,7 +752,7 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
             detail=f"error on test rows where {column!r} == {value:g} (after) vs the rest (before)",
         )
         if rows is not None:
-            rows.values.update(value=value, share=round(share, 4))
+            rows.values.update(value=value, share=round(share, 4), relaxed=relaxed)
             out.append(rows)
         others = pd.to_numeric(refit.X_train[column], errors="coerce")
         rest = others[(others != value) & others.notna()]
@@ -780,7 +792,7 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
                 category="missing_values",
                 target=column,
                 values={"value": value, "share": round(share, 4), "gap": round(gap, 4),
-                        "fill": fill},
+                        "fill": fill, "relaxed": relaxed},
                 detail=f"refit with {column!r} == {value:g} replaced by {fill:g} (the median of the rest)",
             )
         )
