@@ -462,20 +462,19 @@ def _sent17_relaxed_pair(change, rows_change, gap, share=0.3):
     return imputed, rows
 
 
-def test_sent17_a_relaxed_spike_needs_an_imputation_gain_to_reach_medium():
+def test_sent17_a_relaxed_spike_is_reported_at_most_low():
     """A spike found only by the edge / scale tests (a natural point mass passes them
-    too: no deductible, zero count): worse rows or an isolated gap alone give low; a
-    gain from imputing it beyond noise gives the usual medium+."""
+    too: no deductible, zero count): worse rows, an isolated gap or an imputation gain
+    give a low finding that still names the code; the same evidence on a 5x spike stays
+    medium+."""
     base = artifact(task="regression")
-    for change, rows_change, gap in ((0.0, 0.2, 0.0), (0.0, 0.0, 3.0), (0.0, 0.2, 3.0)):
+    for change, rows_change, gap in ((0.0, 0.2, 0.0), (0.0, 0.0, 3.0), (0.0, 0.2, 3.0),
+                                     (0.08, 0.2, 0.0)):
         data = with_interventions(base, chance(0.4, 0.0, metric="r2"),
                                   *_sent17_relaxed_pair(change, rows_change, gap))
         found = [f for f in findings_of(data) if f.category == "missing_values"]
         assert found and found[0].severity == "low", (change, rows_change, gap)
-    gained = with_interventions(base, chance(0.4, 0.0, metric="r2"),
-                                *_sent17_relaxed_pair(0.08, 0.2, 0.0))
-    top = findings_of(gained)[0]
-    assert top.category == "missing_values" and top.severity in ("medium", "high")
+        assert "a code for a missing value" in found[0].title
     # the same worse rows on a 5x spike stay medium+ as before
     strict = _sent17_relaxed_pair(0.0, 0.2, 0.0)
     for item in strict:

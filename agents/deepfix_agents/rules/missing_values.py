@@ -30,8 +30,8 @@ DETACHED_MAX_SCORE = 0.35
 MAJORITY = 0.5
 #: a spike found only by the relaxed tests (1.5x at the column's edge, a value just
 #: outside an integer scale) is as often a natural point mass (no deductible, a zero
-#: count): without a gain from imputing it (worse rows alone, or its gap) it is reported
-#: at most low
+#: count), and the harm measured on one (worse rows, an imputation gain beyond noise)
+#: is as often a segment the model handles badly: reported at most low
 RELAXED_MAX_SCORE = 0.35
 
 
@@ -107,7 +107,7 @@ class MissingValues(Rule):
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
         "the range that imputing does not help (a real zero) is not. A spike found only by the "
-        "relaxed tests (edge, scale) is capped at low unless imputing it gains beyond noise."
+        "relaxed tests (1.5x at the column's edge, outside an integer scale) is capped at low."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -165,7 +165,7 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
-            if imputed.values.get("relaxed", 0.0) and gain_share <= 0:
+            if imputed.values.get("relaxed", 0.0):
                 score = min(score, RELAXED_MAX_SCORE)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
