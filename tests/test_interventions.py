@@ -873,3 +873,20 @@ def test_sent17_a_spike_at_the_median_of_the_others_is_imputed_with_another_valu
     imputed = next(i for i in found if i.kind == "impute_sentinel" and i.target == "season_cos")
     assert imputed.values["value"] == 0.0 and imputed.values["fill"] != 0.0
     assert imputed.score_after != imputed.score_before
+
+
+def test_sent20_at_most_two_relaxed_spikes_are_measured_after_the_5x_ones():
+    """Each candidate costs a refit, and the relaxed edge test also passes natural point
+    masses: of four columns with a 0 at their edge holding 2-3x the next value's share,
+    only the two largest are measured, after a -999 code that passes the 5x test."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    frame = pd.DataFrame({f"c{i}": rng.integers(1, 51, n).astype(float) for i in range(4)})
+    frame["code"] = np.round(rng.normal(50.0, 10.0, n), 1)
+    for i, share in enumerate((0.04, 0.05, 0.06, 0.07)):
+        frame.loc[rng.random(n) < share, f"c{i}"] = 0.0
+    frame.loc[rng.random(n) < 0.1, "code"] = -999.0
+    frame["y"] = rng.integers(0, 2, n)
+    found = sentinel_candidates(frame, _sent17_features(frame))
+    assert [c for c, _, _ in found] == ["code", "c3", "c2"]
+    assert [v for _, v, _ in found] == [-999.0, 0.0, 0.0]

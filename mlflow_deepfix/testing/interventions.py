@@ -77,6 +77,10 @@ EDGE_SPIKE_FACTOR = 1.5
 MIN_ORDINAL_OTHERS = 3
 MIN_ORDINAL_SHARE = 0.1
 MAX_SENTINEL_COLUMNS = 5
+#: of which at most this many found only by the relaxed edge or scale tests: each costs a
+#: refit, and the relaxed tests also pass natural point masses (a 0 count, no deductible)
+#: whose measured "harm" is noise or a segment the model handles badly
+MAX_RELAXED_COLUMNS = 2
 #: a spike holding this share is the column's majority (a natural point mass more often
 #: than a code): tested after the others
 MAJORITY_SHARE = 0.5
@@ -283,7 +287,7 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
     integer-coded column with MIN_ORDINAL_OTHERS..MIN_DISTINCT_OTHERS other values that
     fill a contiguous range, the commonest value lying outside that range. At most
     MAX_SENTINEL_COLUMNS, largest share first, the edge and scale spikes after the 5x
-    spikes, majority spikes last."""
+    spikes (at most MAX_RELAXED_COLUMNS of them), majority spikes last."""
     return [t[:3] for t in _sentinel_candidates(train, features)]
 
 
@@ -319,7 +323,14 @@ def _sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple
         ):
             found.append((column, value, float(top), "scale"))
     ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, t[3] != "spike", -t[2], t[0]))
-    return ranked[:MAX_SENTINEL_COLUMNS]
+    kept, relaxed = [], 0
+    for candidate in ranked:
+        if candidate[3] != "spike":
+            if relaxed >= MAX_RELAXED_COLUMNS:
+                continue
+            relaxed += 1
+        kept.append(candidate)
+    return kept[:MAX_SENTINEL_COLUMNS]
 
 
 def _is_scale(values: pd.Series) -> bool:
