@@ -875,18 +875,34 @@ def test_sent17_a_spike_at_the_median_of_the_others_is_imputed_with_another_valu
     assert imputed.score_after != imputed.score_before
 
 
-def test_sent20_at_most_two_relaxed_spikes_are_measured_after_the_5x_ones():
-    """Each candidate costs a refit, and the relaxed edge test also passes natural point
-    masses: of four columns with a 0 at their edge holding 2-3x the next value's share,
-    only the two largest are measured, after a -999 code that passes the 5x test."""
+
+
+def test_sent20_two_relaxed_spikes_are_refitted_those_whose_rows_fare_worst(monkeypatch):
+    """Each candidate's rows are compared (no refit) but the refits, the costly part, go
+    to every 5x spike and to at most two edge / scale spikes: those whose test rows the
+    model predicts worst relative to the rest, in noise units. Two 0 codes on 1-7 scales
+    (anes96) and days-of-TV-news' natural 7 all pass the scale test."""
+    import statsmodels.api as sm
+
+    import mlflow_deepfix.testing.interventions as interventions
+
+    frame = sm.datasets.anes96.load_pandas().data[
+        ["selfLR", "ClinLR", "TVnews", "age", "income", "vote"]]
+    frame = frame.rename(columns={"vote": "y"}).astype({"y": int})
     rng = np.random.default_rng(0)
-    n = 4000
-    frame = pd.DataFrame({f"c{i}": rng.integers(1, 51, n).astype(float) for i in range(4)})
-    frame["code"] = np.round(rng.normal(50.0, 10.0, n), 1)
-    for i, share in enumerate((0.04, 0.05, 0.06, 0.07)):
-        frame.loc[rng.random(n) < share, f"c{i}"] = 0.0
-    frame.loc[rng.random(n) < 0.1, "code"] = -999.0
-    frame["y"] = rng.integers(0, 2, n)
-    found = sentinel_candidates(frame, _sent17_features(frame))
-    assert [c for c, _, _ in found] == ["code", "c3", "c2"]
-    assert [v for _, v, _ in found] == [-999.0, 0.0, 0.0]
+    for column in ("selfLR", "ClinLR"):
+        frame.loc[rng.random(len(frame)) < 0.3, column] = 0.0
+    found = {c for c, _, _ in sentinel_candidates(frame, _sent17_features(frame))}
+    assert found == {"selfLR", "ClinLR", "TVnews"}
+    measured, _ = _measure(frame, _logistic(), "binary_classification")
+    refitted = {i.target for i in measured if i.kind == "impute_sentinel"}
+    assert len(refitted) == 2
+    assert {i.target for i in measured if i.kind == "sentinel_rows"} == refitted
+    assert all(i.values["relaxed"] == 1.0 for i in measured if i.kind == "impute_sentinel")
+    # with room for all three, the one left out is the one whose rows fare best
+    monkeypatch.setattr(interventions, "MAX_RELAXED_COLUMNS", 3)
+    every, _ = _measure(frame, _logistic(), "binary_classification")
+    units = {i.target: interventions._worse_units(i) for i in every if i.kind == "sentinel_rows"}
+    assert set(units) == found
+    left_out = (found - refitted).pop()
+    assert units[left_out] <= min(units[c] for c in refitted)

@@ -77,9 +77,10 @@ EDGE_SPIKE_FACTOR = 1.5
 MIN_ORDINAL_OTHERS = 3
 MIN_ORDINAL_SHARE = 0.1
 MAX_SENTINEL_COLUMNS = 5
-#: of which at most this many found only by the relaxed edge or scale tests: each costs a
-#: refit, and the relaxed tests also pass natural point masses (a 0 count, no deductible)
-#: whose measured "harm" is noise or a segment the model handles badly
+#: of which at most this many found only by the relaxed edge or scale tests are refitted
+#: (the costly part; the relaxed tests also pass natural point masses, a 0 count or no
+#: deductible): those whose rows the model predicts worst, in noise units, a comparison
+#: that costs no refit
 MAX_RELAXED_COLUMNS = 2
 #: a spike holding this share is the column's majority (a natural point mass more often
 #: than a code): tested after the others
@@ -287,7 +288,8 @@ def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[
     integer-coded column with MIN_ORDINAL_OTHERS..MIN_DISTINCT_OTHERS other values that
     fill a contiguous range, the commonest value lying outside that range. At most
     MAX_SENTINEL_COLUMNS, largest share first, the edge and scale spikes after the 5x
-    spikes (at most MAX_RELAXED_COLUMNS of them), majority spikes last."""
+    spikes, majority spikes last (of the edge and scale spikes, only MAX_RELAXED_COLUMNS
+    are refitted: those whose test rows are predicted worst)."""
     return [t[:3] for t in _sentinel_candidates(train, features)]
 
 
@@ -323,14 +325,7 @@ def _sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple
         ):
             found.append((column, value, float(top), "scale"))
     ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, t[3] != "spike", -t[2], t[0]))
-    kept, relaxed = [], 0
-    for candidate in ranked:
-        if candidate[3] != "spike":
-            if relaxed >= MAX_RELAXED_COLUMNS:
-                continue
-            relaxed += 1
-        kept.append(candidate)
-    return kept[:MAX_SENTINEL_COLUMNS]
+    return ranked[:MAX_SENTINEL_COLUMNS]
 
 
 def _is_scale(values: pd.Series) -> bool:
@@ -751,10 +746,8 @@ def _overlap_rows(scorer, pred, train, test_rows, features, seed) -> Interventio
 def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Intervention]:
     """Rows holding the spike value vs the rest, and a refit with the spike replaced by
     the median of the column's other values (what an imputer would have done)."""
-    out = []
+    measured = []
     for column, value, share, found_as in sentinels:
-        # 1.0: found by the edge or scale test, which natural point masses pass too
-        relaxed = 0.0 if found_as == "spike" else 1.0
         started = time.perf_counter()
         hit = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float) == value
         rows = _affected(
@@ -762,6 +755,20 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
             target=column, seed=seed, started=started,
             detail=f"error on test rows where {column!r} == {value:g} (after) vs the rest (before)",
         )
+        measured.append((column, value, share, found_as, rows))
+    # the refits go to every 5x spike and to the MAX_RELAXED_COLUMNS edge / scale spikes
+    # whose rows are predicted worst relative to the rest (in noise units)
+    relaxed_order = sorted(
+        (i for i, m in enumerate(measured) if m[3] != "spike"),
+        key=lambda i: (-_worse_units(measured[i][4]), i),
+    )
+    refitted = set(relaxed_order[:MAX_RELAXED_COLUMNS])
+    out = []
+    for i, (column, value, share, found_as, rows) in enumerate(measured):
+        # 1.0: found by the edge or scale test, which natural point masses pass too
+        relaxed = 0.0 if found_as == "spike" else 1.0
+        if relaxed and i not in refitted:
+            continue
         if rows is not None:
             rows.values.update(value=value, share=round(share, 4), relaxed=relaxed)
             out.append(rows)
@@ -808,6 +815,14 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
             )
         )
     return out
+
+
+def _worse_units(rows: Intervention | None) -> float:
+    """How much worse a spike's rows are predicted than the rest, in noise units
+    (-inf when too few rows to compare)."""
+    if rows is None or rows.change is None:
+        return float("-inf")
+    return float(rows.change) / max(float(rows.noise or 0.0), 1e-6)
 
 
 def _fences(series: pd.Series) -> tuple[float, float] | None:
