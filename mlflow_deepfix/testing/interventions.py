@@ -79,7 +79,24 @@ FENCE_IQR = 5.0
 MIN_SENTINEL_SHARE = 0.02
 SPIKE_FACTOR = 5.0
 MIN_DISTINCT_OTHERS = 20
-MAX_SENTINEL_COLUMNS = 3
+#: a spike at the column's minimum or maximum (where codes such as 0 and -999 land) needs
+#: only EDGE_SPIKE_FACTOR times the next value's share (a 0 for a missing petal width
+#: holds 2-5x the share of the commonest real width, 1.9x in some draws)
+EDGE_SPIKE_FACTOR = 1.5
+#: an integer-coded column (a 1-7 scale) with 3-20 other values: its commonest value is
+#: a candidate when it lies outside the contiguous range of the other values (0 stored
+#: for "no answer" on a 1-7 scale) and holds this share
+MIN_ORDINAL_OTHERS = 3
+MIN_ORDINAL_SHARE = 0.1
+MAX_SENTINEL_COLUMNS = 5
+#: of which at most this many found only by the relaxed edge or scale tests are refitted
+#: (the costly part; the relaxed tests also pass natural point masses, a 0 count or no
+#: deductible): those whose rows the model predicts worst, in noise units, a comparison
+#: that costs no refit
+MAX_RELAXED_COLUMNS = 2
+#: a spike holding this share is the column's majority (a natural point mass more often
+#: than a code): tested after the others
+MAJORITY_SHARE = 0.5
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
 
@@ -304,19 +321,65 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
 def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
     """(column, value, share) of numeric features where one value is a spike in an
     otherwise continuous column: a code standing for a missing measurement, or a genuine
-    point mass (zero income): the impute-and-refit tells which."""
+    point mass (zero income): the impute-and-refit tells which.
+
+    A spike is the commonest value holding >= MIN_SENTINEL_SHARE of a column with more
+    than MIN_DISTINCT_OTHERS other values and SPIKE_FACTOR times the next value's share
+    (EDGE_SPIKE_FACTOR when it is the column's minimum or maximum); or, in an
+    integer-coded column with MIN_ORDINAL_OTHERS..MIN_DISTINCT_OTHERS other values that
+    fill a contiguous range, the commonest value lying outside that range. At most
+    MAX_SENTINEL_COLUMNS, largest share first, the edge and scale spikes after the 5x
+    spikes, majority spikes last (of the edge and scale spikes, only MAX_RELAXED_COLUMNS
+    are refitted: those whose test rows are predicted worst)."""
+    return [t[:3] for t in _sentinel_candidates(train, features)]
+
+
+def _sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float, str]]:
+    """:func:`sentinel_candidates` with how each spike was found: "spike" (5x the next
+    value), "edge" (1.5x at the minimum or maximum) or "scale" (outside an integer
+    scale). Natural point masses (no deductible, a zero count) pass the edge and scale
+    tests too, so the rule asks a measured harm of those."""
     found = []
     for column in features:
         if column not in train.columns or not pd.api.types.is_numeric_dtype(train[column]):
             continue
+        if pd.api.types.is_bool_dtype(train[column]):
+            continue
         counts = train[column].value_counts(dropna=True)
-        if len(counts) < MIN_DISTINCT_OTHERS + 1:
+        if len(counts) < 2:
             continue
         n = float(train[column].notna().sum())
+        value = float(counts.index[0])
         top, runner_up = counts.iloc[0] / n, counts.iloc[1] / n
-        if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
-            found.append((column, float(counts.index[0]), float(top)))
-    return sorted(found, key=lambda t: (-t[2], t[0]))[:MAX_SENTINEL_COLUMNS]
+        others = np.asarray(counts.index[1:], dtype=float)
+        edge = value < others.min() or value > others.max()
+        if len(counts) >= MIN_DISTINCT_OTHERS + 1:
+            if top >= MIN_SENTINEL_SHARE and top >= SPIKE_FACTOR * runner_up:
+                found.append((column, value, float(top), "spike"))
+            elif edge and top >= MIN_SENTINEL_SHARE and top >= EDGE_SPIKE_FACTOR * runner_up:
+                found.append((column, value, float(top), "edge"))
+        elif (
+            len(others) >= MIN_ORDINAL_OTHERS
+            and edge
+            and top >= MIN_ORDINAL_SHARE
+            and _contiguous_integers(others)
+        ):
+            found.append((column, value, float(top), "scale"))
+    ranked = sorted(found, key=lambda t: (t[2] >= MAJORITY_SHARE, t[3] != "spike", -t[2], t[0]))
+    return ranked[:MAX_SENTINEL_COLUMNS]
+
+
+def _is_scale(values: pd.Series) -> bool:
+    """An integer-coded scale: few distinct whole numbers filling their range."""
+    distinct = np.unique(values.to_numpy(dtype=float))
+    return MIN_ORDINAL_OTHERS <= len(distinct) <= MIN_DISTINCT_OTHERS and _contiguous_integers(distinct)
+
+
+def _contiguous_integers(values: np.ndarray) -> bool:
+    """Whole numbers filling their range (1..7 with none skipped)."""
+    if not np.all(np.isfinite(values)) or not np.all(values == np.round(values)):
+        return False
+    return len(np.unique(values)) == int(values.max() - values.min()) + 1
 
 
 # --------------------------------------------------------------------------- public API
@@ -398,7 +461,7 @@ def _run_interventions(
     leaks = leak_candidates(dataset, reliance)
     extremes = [c for c in outlier_candidates(dataset) if c in test_rows.columns]
     sentinels = (
-        [t for t in sentinel_candidates(train, features) if t[0] in test_rows.columns]
+        [t for t in _sentinel_candidates(train, features) if t[0] in test_rows.columns]
         if train is not None
         else []
     )
@@ -741,8 +804,8 @@ def _overlap_rows(scorer, pred, train, test_rows, features, seed) -> Interventio
 def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Intervention]:
     """Rows holding the spike value vs the rest, and a refit with the spike replaced by
     the median of the column's other values (what an imputer would have done)."""
-    out = []
-    for column, value, share in sentinels:
+    measured = []
+    for column, value, share, found_as in sentinels:
         started = time.perf_counter()
         hit = pd.to_numeric(test_rows[column], errors="coerce").to_numpy(dtype=float) == value
         rows = _affected(
@@ -750,17 +813,41 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
             target=column, seed=seed, started=started,
             detail=f"error on test rows where {column!r} == {value:g} (after) vs the rest (before)",
         )
+        measured.append((column, value, share, found_as, rows))
+    # the refits go to every 5x spike and to the MAX_RELAXED_COLUMNS edge / scale spikes
+    # whose rows are predicted worst relative to the rest (in noise units)
+    relaxed_order = sorted(
+        (i for i, m in enumerate(measured) if m[3] != "spike"),
+        key=lambda i: (-_worse_units(measured[i][4]), i),
+    )
+    refitted = set(relaxed_order[:MAX_RELAXED_COLUMNS])
+    out = []
+    for i, (column, value, share, found_as, rows) in enumerate(measured):
+        # 1.0: found by the edge or scale test, which natural point masses pass too
+        relaxed = 0.0 if found_as == "spike" else 1.0
+        if relaxed and i not in refitted:
+            continue
         if rows is not None:
-            rows.values.update(value=value, share=round(share, 4))
+            rows.values.update(value=value, share=round(share, 4), relaxed=relaxed)
             out.append(rows)
         others = pd.to_numeric(refit.X_train[column], errors="coerce")
         rest = others[(others != value) & others.notna()]
         fill = float(rest.median())
+        if len(rest) and fill == value:
+            # the median of values on both sides of the spike can be the spike itself
+            # (0 amid -1..1): imputing it would change nothing, so take the nearest
+            # observed value below the median instead
+            fill = float(np.quantile(rest.to_numpy(dtype=float), 0.5, method="lower"))
         q25, q75 = np.percentile(rest, [25, 75]) if len(rest) else (0.0, 0.0)
         iqr = max(float(q75 - q25), 1e-12)
         # how far the spike sits outside the range of the other values, in their IQRs
-        # (0 inside the range): a code like 0 for a blood pressure sits far outside
-        gap = max(float(rest.min()) - value, value - float(rest.max()), 0.0) / iqr if len(rest) else 0.0
+        # (0 inside the range): a code like 0 for a blood pressure sits far outside; on
+        # an integer scale (1..7) the next step (0) is not detached
+        step = 1.0 if len(rest) and _is_scale(rest) else 0.0
+        gap = (
+            max(float(rest.min()) - value - step, value - float(rest.max()) - step, 0.0) / iqr
+            if len(rest) else 0.0
+        )
         if rows is not None:
             rows.values.update(gap=round(gap, 4))
 
@@ -780,11 +867,20 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
                 kind="impute_sentinel",
                 category="missing_values",
                 target=column,
-                values={"value": value, "share": round(share, 4), "gap": round(gap, 4)},
-                detail=f"refit with {column!r} == {value:g} replaced by the median of the rest",
+                values={"value": value, "share": round(share, 4), "gap": round(gap, 4),
+                        "fill": fill, "relaxed": relaxed},
+                detail=f"refit with {column!r} == {value:g} replaced by {fill:g} (the median of the rest)",
             )
         )
     return out
+
+
+def _worse_units(rows: Intervention | None) -> float:
+    """How much worse a spike's rows are predicted than the rest, in noise units
+    (-inf when too few rows to compare)."""
+    if rows is None or rows.change is None:
+        return float("-inf")
+    return float(rows.change) / max(float(rows.noise or 0.0), 1e-6)
 
 
 def _fences(series: pd.Series) -> tuple[float, float] | None:

@@ -28,6 +28,11 @@ DETACHED_MAX_SCORE = 0.35
 #: its rows predicted worse than the minority of other rows measures that minority, so
 #: only a gain from imputing it counts as harm
 MAJORITY = 0.5
+#: a spike found only by the relaxed tests (1.5x at the column's edge, a value just
+#: outside an integer scale) is as often a natural point mass (no deductible, a zero
+#: count), and the harm measured on one (worse rows, an imputation gain beyond noise)
+#: is as often a segment the model handles badly: reported at most low
+RELAXED_MAX_SCORE = 0.35
 
 
 def harmful_sentinels(artifact):
@@ -91,7 +96,9 @@ class MissingValues(Rule):
         "50% -> 0.6, 100% -> 0.75), +0.1 when that feature matters to the model (native "
         "importance above average); missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
-        "column and 5x the share of the next value, whose replacement by the median and refit "
+        "column and 5x the share of the next value (1.5x at the column's minimum or maximum; "
+        "or the commonest value just outside a 1-7 style integer scale), whose replacement by "
+        "the median and refit "
         "gains beyond 2 noise units (or whose rows are predicted worse, while the value holds "
         "at most half the column: a majority value is the column's baseline): the larger of the "
         "share's score + 0.1 and the gain as a share of the model's skill over chance (0 -> "
@@ -99,7 +106,8 @@ class MissingValues(Rule):
         "code (-999) makes. A spike without measured harm is reported from its share alone "
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
-        "the range that imputing does not help (a real zero) is not."
+        "the range that imputing does not help (a real zero) is not. A spike found only by the "
+        "relaxed tests (1.5x at the column's edge, outside an integer scale) is capped at low."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -157,10 +165,14 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
+            if imputed.values.get("relaxed", 0.0):
+                score = min(score, RELAXED_MAX_SCORE)
+            fill = imputed.values.get("fill")
+            by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
             detail = (
                 f"{pct(share)} of training rows hold exactly {value:g} in {column!r}, a spike "
-                f"in an otherwise continuous column; replacing it by the median of the other "
-                f"values and refitting a {imputed.model_used} of the model moved test "
+                f"among its other values; replacing it by {by} and refitting a "
+                f"{imputed.model_used} of the model moved test "
                 f"{imputed.metric} from {imputed.score_before:.3f} to {imputed.score_after:.3f} "
                 f"(noise {imputed.noise or 0:.3f})"
             )
@@ -189,7 +201,7 @@ class MissingValues(Rule):
             if gap < DETACHED_GAP:
                 continue
             score = interp(share, COLUMN_SCORE)
-            if gap < ISOLATED_GAP:
+            if gap < ISOLATED_GAP or imputed.values.get("relaxed", 0.0):
                 score = min(score, DETACHED_MAX_SCORE)
             value = imputed.values.get("value", 0.0)
             yield self.signal(
