@@ -39,6 +39,11 @@ from mlflow_deepfix.testing.robustness import batched_predict, headline_score
 MAX_ROWS = 500
 MAX_FEATURES = 10
 BOOTSTRAP = 40
+#: numeric features against a multiclass label: quantile bins of the training sample,
+#: one per this many rows, within these bounds (nearly unique raw values as codes would
+#: give every feature about the same mutual information, whatever its relation)
+ROWS_PER_BIN = 25
+MIN_BINS, MAX_BINS = 2, 8
 
 
 def _codes(values: pd.Series) -> np.ndarray:
@@ -62,6 +67,36 @@ def _nmi(x: np.ndarray, y: np.ndarray) -> float:
     return float(max(mi, 0.0) / denominator) if denominator > 0 else 0.0
 
 
+def _nmi_binned(x: np.ndarray, y: np.ndarray) -> float:
+    """:func:`_nmi` less its chance level (the Miller-Madow bias of the plug-in mutual
+    information, ``(bins - 1)(classes - 1) / 2n`` nats), floored at zero: for binned
+    numeric features, whose bin count would otherwise set the reading."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.size == 0:
+        return 0.0
+    ny = int(y.max()) + 1
+    joint = np.bincount(x * ny + y, minlength=(int(x.max()) + 1) * ny)
+    cx, cy = np.bincount(x), np.bincount(y)
+    hx, hy = _entropy(cx), _entropy(cy)
+    denominator = np.sqrt(hx * hy)
+    if denominator <= 0:
+        return 0.0
+    chance = (np.count_nonzero(cx) - 1) * (np.count_nonzero(cy) - 1) / (2.0 * x.size)
+    mi = hx + hy - _entropy(joint) - chance
+    return float(max(mi, 0.0) / denominator)
+
+
+def bin_edges(x: pd.Series) -> np.ndarray:
+    """Inner quantile edges of a numeric feature (from the training sample; reused on
+    the evaluation sample so both splits are coded alike)."""
+    xs = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
+    xs = xs[np.isfinite(xs)]
+    if xs.size == 0:
+        return np.array([])
+    bins = int(np.clip(xs.size // ROWS_PER_BIN, MIN_BINS, MAX_BINS))
+    return np.unique(np.quantile(xs, np.linspace(0, 1, bins + 1)[1:-1]))
+
+
 def _rank_corr(x: np.ndarray, y: np.ndarray) -> float:
     from mlflow_deepfix.testing.stats.association import _ranks
 
@@ -71,12 +106,20 @@ def _rank_corr(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def encode(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None):
+def encode(x: pd.Series, y: pd.Series, *, categorical: bool, task: str, positive=None,
+           edges: np.ndarray | None = None):
     """(x, y, kind) as numpy arrays, once per feature and split, so that the bootstrap
-    only indexes arrays: ``kind`` is ``nmi`` (codes), ``spearman`` or ``somers``."""
-    if categorical or task == "multiclass_classification":
-        codes_x = _codes(x)
-        return codes_x, _codes(y), "nmi"
+    only indexes arrays: ``kind`` is ``nmi`` (codes), ``nmi_binned`` (numeric feature,
+    multiclass label: quantile bins with the given ``edges``, else the feature's own),
+    ``spearman`` or ``somers``."""
+    if categorical:
+        return _codes(x), _codes(y), "nmi"
+    if task == "multiclass_classification":
+        xs = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
+        keep = np.isfinite(xs)
+        edges = bin_edges(x) if edges is None else edges
+        codes_y = _codes(y)[keep]
+        return np.searchsorted(edges, xs[keep], side="right"), codes_y, "nmi_binned"
     xs = pd.to_numeric(x, errors="coerce").to_numpy(dtype=float)
     if task == "regression":
         ys = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
@@ -91,6 +134,8 @@ def association_of(xs: np.ndarray, ys: np.ndarray, kind: str) -> float:
     mutual information (categoricals, multiclass) of encoded arrays."""
     if kind == "nmi":
         return _nmi(xs, ys)
+    if kind == "nmi_binned":
+        return _nmi_binned(xs, ys)
     if xs.size < 10:
         return 0.0
     if kind == "spearman":
@@ -142,7 +187,8 @@ def measure_spurious(
     max_rows: int = MAX_ROWS,
 ) -> SpuriousSummary:
     """Association with the label and shuffle importance, per split, for the most
-    important features (model-native importances, else every feature up to the cap)."""
+    important features (model-native importances; features without one are ranked by
+    their association with the label in the training sample, then by name)."""
     from mlflow_deepfix.testing.stats.sampling import sample_index
 
     rng = np.random.default_rng(seed)
@@ -153,7 +199,20 @@ def measure_spurious(
         labels = sorted({str(v) for v in pd.concat([train[target], test[target]])})
         positive = str(classes[1]) if classes is not None and len(classes) == 2 else labels[-1]
     shared = [f for f in feature_names if f in tr.columns and f in te.columns]
-    ranked = sorted(shared, key=lambda f: (-(importances or {}).get(f, 0.0), f))[:MAX_FEATURES]
+
+    def is_categorical(name: str) -> bool:
+        return name in cat_features or not pd.api.types.is_numeric_dtype(tr[name].dtype)
+
+    # a model without native importances (or a tie among them) would otherwise measure
+    # the first features by name: rank by the model-free association in training instead
+    strength = {
+        f: abs(association(tr[f], tr[target], categorical=is_categorical(f), task=task,
+                           positive=positive))
+        for f in shared
+    }
+    ranked = sorted(
+        shared, key=lambda f: (-(importances or {}).get(f, 0.0), -round(strength[f], 6), f)
+    )[:MAX_FEATURES]
 
     # shuffle importance: per split, the sample and one shuffled copy per feature go to
     # the model in one call
@@ -175,9 +234,12 @@ def measure_spurious(
     z = float(NormalDist().inv_cdf(1 - 0.025 / max(len(ranked), 1)))
     found = []
     for position, name in enumerate(ranked):
-        categorical = name in cat_features or not pd.api.types.is_numeric_dtype(tr[name].dtype)
-        xa, ya, kind = encode(tr[name], tr[target], categorical=categorical, task=task, positive=positive)
-        xb, yb, _ = encode(te[name], te[target], categorical=categorical, task=task, positive=positive)
+        categorical = is_categorical(name)
+        edges = bin_edges(tr[name]) if not categorical else None
+        xa, ya, kind = encode(tr[name], tr[target], categorical=categorical, task=task,
+                              positive=positive, edges=edges)
+        xb, yb, _ = encode(te[name], te[target], categorical=categorical, task=task,
+                           positive=positive, edges=edges)
         a_train, a_test = association_of(xa, ya, kind), association_of(xb, yb, kind)
         changes = []
         boot = np.random.default_rng([seed, position])
