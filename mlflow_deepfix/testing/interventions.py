@@ -296,7 +296,7 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
 def noise_candidates(dataset: DatasetSummary) -> list[str]:
     """Non-constant features whose label association on train is within noise of zero
     (below NOISE_UNITS / sqrt(n_train)), when there are several of them (see
-    MIN_NOISE_COLUMNS, MIN_NOISE_SHARE) and other features clearly carry signal; else []."""
+    MIN_NOISE_COLUMNS, MIN_NOISE_SHARE) and other features relate to the label; else []."""
     train = dataset.train
     if train is None or train.n_rows < 20:
         return []
