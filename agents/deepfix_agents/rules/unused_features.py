@@ -66,6 +66,9 @@ MIN_RECOVERY = 0.05
 #: recovered score -> signal score: medium (the model loses accuracy to the noise it
 #: was given), high when the refit wins back a large share of the score
 RECOVERY_SCORE = ((0.05, 0.45), (0.2, 0.6))
+#: confidence of that measurement (lower on a surrogate: its harm is the surrogate's)
+RECOVERY_CONFIDENCE = 0.9
+SURROGATE_CONFIDENCE = 0.8
 
 
 def noise_recovery(artifact):
@@ -421,7 +424,8 @@ class UnusedFeatures(Rule):
         yield self.signal(
             "intervention",
             score=interp(recovered, RECOVERY_SCORE),
-            confidence=0.8 if measured.model_used == "surrogate" else 0.9,
+            confidence=(SURROGATE_CONFIDENCE if measured.model_used == "surrogate"
+                        else RECOVERY_CONFIDENCE),
             detail=detail,
             value=recovered,
             noise_recovery=round(recovered, 4),
