@@ -970,3 +970,94 @@ def test_sent20_two_relaxed_spikes_are_refitted_those_whose_rows_fare_worst(monk
     assert set(units) == found
     left_out = (found - refitted).pop()
     assert units[left_out] <= min(units[c] for c in refitted)
+
+
+# --------------------------------------------------------------------------- C: collected noise
+
+
+def _noisy_columns(n_noise=12):
+    """Two real features and ``n_noise`` without any label association on train."""
+    real = [col("a", target_association=0.6), col("b", target_association=0.4)]
+    noise = [col(f"aux_{i:02d}", target_association=0.01) for i in range(n_noise)]
+    return real + noise
+
+
+def _drop_noise(after, before=0.60, noise=0.03, model_used="clone"):
+    columns = [f"aux_{i:02d}" for i in range(12)]
+    return Intervention(
+        kind="drop_noise_features", category="unused_features", target=",".join(columns),
+        metric="f1_macro", score_before=before, score_after=after, noise=noise, n_rows=1200,
+        model_used=model_used, values={"n_columns": 12.0, "train_before": 0.99, "train_after": 0.9},
+    )
+
+
+def _overfit_on_noise():
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    columns = _noisy_columns()
+    return artifact(
+        features=[c.name for c in columns], train_cols=columns, test_cols=columns,
+        performance=modified(HEALTHY_PERF, test_score=0.60, train_score=0.99),
+    )
+
+
+def test_noise_columns_whose_removal_wins_back_the_score_explain_the_overfitting():
+    """A train/test gap, and a refit without the uninformative columns scores 0.18 higher
+    (6 standard errors): the noise is the cause, the gap its symptom (folded in)."""
+    findings = findings_of(with_interventions(_overfit_on_noise(), _drop_noise(0.78)))
+    top = findings[0]
+    assert top.category == "unused_features"
+    assert severity_rank(top.severity) <= severity_rank("medium")
+    assert "overfitting" not in [f.category for f in findings[1:]]
+    assert any("refit without the 12 features" in e.detail for e in top.evidence)
+
+
+def test_noise_columns_whose_removal_recovers_nothing_stay_low():
+    """The same gap, but the refit without them scores the same (within noise, or a small
+    gain): the model does not fit them, so they remain a cost, not the cause."""
+    for after in (0.61, 0.62, 0.64):  # +0.01, +0.02, +0.04 (below 0.05 or 3 noise units)
+        findings = findings_of(with_interventions(_overfit_on_noise(), _drop_noise(after)))
+        unused = next(f for f in findings if f.category == "unused_features")
+        assert unused.severity in HEALTHY
+        assert findings[0].category == "overfitting"
+    noisy = findings_of(with_interventions(_overfit_on_noise(), _drop_noise(0.70, noise=0.05)))
+    assert noisy[0].category == "overfitting"  # +0.10 but only 2 standard errors
+
+
+def _noise_frame(n_noise, seed=0):
+    frame = _bc()
+    rng = np.random.default_rng(seed)
+    for i in range(n_noise):
+        frame[f"aux_{i:02d}"] = rng.lognormal(0.0, 0.5 + (i % 4) / 4, len(frame))
+    return frame
+
+
+def test_a_distance_model_drowned_in_noise_columns_gains_beyond_noise_without_them():
+    """Real refits: a k-NN on four moderately informative features and 30 collected
+    noise columns (the corpus injector's lognormal columns); the refit without the
+    columns that show no label association wins back score beyond 3 standard errors,
+    and the noise columns are the ones dropped."""
+    from sklearn.datasets import make_classification
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = make_classification(n_samples=800, n_features=4, n_informative=4, n_redundant=0,
+                               class_sep=0.8, random_state=1)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(4)])
+    rng = np.random.default_rng(1)
+    for i in range(30):
+        frame[f"aux_{i:02d}"] = rng.lognormal(0.0, 0.5 + (i % 4) / 4, len(frame))
+    knn = make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=7))
+    found, _ = _measure(frame.assign(y=y), knn, "binary_classification")
+    dropped = next(i for i in found if i.kind == "drop_noise_features")
+    columns = dropped.target.split(",")
+    assert sum(c.startswith("aux_") for c in columns) >= 28 and len(columns) <= 32
+    assert dropped.model_used == "clone" and dropped.change > 3 * dropped.noise
+    assert {"train_before", "train_after", "n_columns"} <= set(dropped.values)
+
+
+def test_no_noise_refit_without_several_noise_columns():
+    """Breast cancer as is (every feature relates to the label), or with only a few
+    noise columns: the refit is not run (no cost for a healthy table)."""
+    for n_noise in (0, 3):
+        found, _ = _measure(_noise_frame(n_noise), _logistic(), "binary_classification")
+        assert not any(i.kind == "drop_noise_features" for i in found)

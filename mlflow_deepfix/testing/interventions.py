@@ -11,6 +11,10 @@ minds, and a strong real feature looks like a leak. So the testing step measures
   feature neutralised (held at its training median/mode, so that every pipeline still
   finds its columns), against the clone refitted as is. A leak is confirmed when the
   score collapses without it.
+* ``drop_noise_features``: the same refit with every feature that shows no label
+  association beyond noise on train (when there are several, see
+  :func:`noise_candidates`) held at its median/mode: a model that fits collected noise
+  wins its score back without it.
 * ``impute_outliers``: the same refit with the values beyond the extreme columns'
   training fences (5 IQRs) replaced by the column's training median (what "null them and
   impute" does to a unit error or a device code; a genuine extreme value loses its
@@ -99,6 +103,17 @@ MAX_RELAXED_COLUMNS = 2
 MAJORITY_SHARE = 0.5
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
+#: pre-signal of collected noise: a feature's label association on train within this
+#: many standard errors of zero (about 1/sqrt(n_train) for Somers' D or Spearman) is
+#: indistinguishable from a column unrelated to the label
+NOISE_UNITS = 2.5
+#: ... and only when there are several such columns (real tables have a few weak ones),
+#: making up this share of the measured features, while at least MIN_SIGNAL_COLUMNS
+#: features relate to the label beyond noise: otherwise the labels, not the columns, are
+#: the problem and a refit without them has nothing left to learn from
+MIN_NOISE_COLUMNS = 8
+MIN_NOISE_SHARE = 0.25
+MIN_SIGNAL_COLUMNS = 2
 
 
 # --------------------------------------------------------------------------- scoring
@@ -210,9 +225,12 @@ class _Refit:
     deadline: float
     skipped: list[str] = field(default_factory=list)
     _base: np.ndarray | None = None
+    _base_model: Any = None
 
-    def predict(self, change: Callable[[pd.DataFrame, pd.DataFrame], tuple] | None, what: str):
-        """Test predictions of the template refitted after ``change`` (None = as is)."""
+    def predict(self, change: Callable[[pd.DataFrame, pd.DataFrame], tuple] | None, what: str,
+                keep: bool = False):
+        """Test predictions of the template refitted after ``change`` (None = as is);
+        with ``keep``, the refitted model too (``(predictions, model)``)."""
         from sklearn.base import clone
 
         if time.perf_counter() > self.deadline:
@@ -225,15 +243,30 @@ class _Refit:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model = clone(self.template).fit(X_train, self.y_train)
-                return np.asarray(model.predict(X_test))
+                predictions = np.asarray(model.predict(X_test))
         except Exception as error:
             logger.warning("intervention %s: refit failed: %s: %s", what, type(error).__name__, error)
             return None
+        return (predictions, model) if keep else predictions
 
     def base(self) -> np.ndarray | None:
         if self._base is None:
-            self._base = self.predict(None, "base refit")
+            fitted = self.predict(None, "base refit", keep=True)
+            if fitted is not None:
+                self._base, self._base_model = fitted
         return self._base
+
+    def train_score(self, scorer: _Scorer, model: Any, X_train: pd.DataFrame) -> float | None:
+        """A refitted model's score on its own (sampled) training rows."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pred = np.asarray(model.predict(X_train))
+        except Exception as error:  # noqa: BLE001
+            logger.warning("train score failed: %s: %s", type(error).__name__, error)
+            return None
+        y = scorer.encode(self.y_train)
+        return scorer.score(scorer.encode(pred), y=y)
 
 
 def _template(adapter: Any, task: str, features: list[str], cat_features: list[str],
@@ -316,6 +349,30 @@ def outlier_candidates(dataset: DatasetSummary) -> list[str]:
                 share[c.name] = max(share.get(c.name, 0.0), c.outlier_fraction)
     chosen = [n for n, s in share.items() if s >= MIN_OUTLIER_SHARE]
     return sorted(chosen, key=lambda n: (-share[n], n))[:MAX_OUTLIER_COLUMNS]
+
+
+def noise_candidates(dataset: DatasetSummary) -> list[str]:
+    """Non-constant features whose label association on train is within noise of zero
+    (below NOISE_UNITS / sqrt(n_train)), when there are several of them (see
+    MIN_NOISE_COLUMNS, MIN_NOISE_SHARE) and other features relate to the label; else []."""
+    train = dataset.train
+    if train is None or train.n_rows < 20:
+        return []
+    features = set(dataset.feature_names)
+    bound = NOISE_UNITS / train.n_rows**0.5
+    measured = [
+        c for c in train.columns
+        if c.name in features and c.target_association is not None and c.n_unique > 1
+    ]
+    noise = sorted(c.name for c in measured if c.target_association < bound)
+    signal = sum(c.target_association >= bound for c in measured)
+    if (
+        len(noise) < MIN_NOISE_COLUMNS
+        or len(noise) < MIN_NOISE_SHARE * len(measured)
+        or signal < MIN_SIGNAL_COLUMNS
+    ):
+        return []
+    return noise
 
 
 def sentinel_candidates(train: pd.DataFrame, features: list[str]) -> list[tuple[str, float, float]]:
@@ -465,7 +522,8 @@ def _run_interventions(
         if train is not None
         else []
     )
-    if train is not None and len(train) >= 20 and (leaks or extremes or sentinels):
+    noise = [c for c in noise_candidates(dataset) if c in test_rows.columns]
+    if train is not None and len(train) >= 20 and (leaks or extremes or sentinels or noise):
         present = [c for c in features if c in train.columns and c in test_rows.columns]
         if len(present) == len(features):
             train_rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)]
@@ -505,6 +563,10 @@ def _run_interventions(
                 results.extend(_outliers(refit, scorer, pred, train_rows, test_rows, extremes, seed))
             if sentinels:
                 results.extend(_sentinels(refit, scorer, pred, test_rows, sentinels, seed))
+            if noise:
+                dropped = _drop_noise(refit, scorer, noise, seed)
+                if dropped is not None:
+                    results.append(dropped)
             if refit.skipped:
                 notes.append(
                     f"Interventions skipped after the {budget_seconds:.0f}s budget: "
@@ -620,6 +682,47 @@ def _drop_feature(refit, scorer, column, association, results, seed) -> Interven
             **({"chance": chance.score_before} if chance and chance.score_before is not None else {}),
         },
         detail=f"refit with {column!r} held at its training median/mode",
+    )
+
+
+def _drop_noise(refit, scorer, columns, seed) -> Intervention | None:
+    """A refit with every noise candidate (no label association beyond noise on train)
+    held at its training median/mode, against the refit as is: a model that fits the
+    noise columns (a flexible learner on few rows, a distance over every column) gains
+    its score back without them; one that ignores them changes nothing. ``values`` also
+    hold the refit's score on its own training rows with and without them
+    (``train_before``/``train_after``: how much of the train/test gap they make)."""
+    started = time.perf_counter()
+    base = refit.base()
+    if base is None:
+        return None
+
+    def neutralise(X_train: pd.DataFrame, X_test: pd.DataFrame):
+        for column in columns:
+            value = _typical(refit.X_train[column])
+            X_train[column] = value
+            X_test[column] = value
+        return X_train, X_test
+
+    fitted = refit.predict(neutralise, f"drop {len(columns)} noise columns", keep=True)
+    if fitted is None:
+        return None
+    after, model = fitted
+    values: dict[str, float] = {"n_columns": float(len(columns))}
+    before_fit = refit.train_score(scorer, refit._base_model, refit.X_train)
+    after_fit = refit.train_score(scorer, model, neutralise(refit.X_train.copy(), refit.X_test.iloc[:0].copy())[0])
+    if before_fit is not None and after_fit is not None and np.isfinite([before_fit, after_fit]).all():
+        values.update(train_before=_round(before_fit), train_after=_round(after_fit))
+    return _refit_comparison(
+        refit, scorer, base, after, seed=seed, started=started,
+        kind="drop_noise_features",
+        category="unused_features",
+        target=",".join(columns),
+        values=values,
+        detail=(
+            f"refit with the {len(columns)} features that show no label association beyond "
+            "noise on train held at their training median/mode"
+        ),
     )
 
 

@@ -8,7 +8,10 @@ boosting or L1 models, which is why the share alone never goes above low.
 
 Evidence: the model's native importances (a feature counts as unused below a fifth of
 the mean importance, Deepchecks' own cut-off, and as ignored below 2% of it) and
-Deepchecks' Unused Features check.
+Deepchecks' Unused Features check. Accuracy is at stake when the model *fits* collected
+noise: the testing step refits it without the features that show no label association
+beyond noise (``drop_noise_features``), and a score won back beyond noise makes this the
+cause of the overfitting or shortfall it produced.
 """
 
 from __future__ import annotations
@@ -54,6 +57,30 @@ IGNORED_SIGNAL_HARM_SCORE = 0.55
 #: baseline does better: a redundant feature a dense model can do without (a k-NN on a
 #: few dozen test rows), no measured harm, so low
 SHUFFLE_ONLY_SCORE = 0.35
+#: the testing step's refit without the noise columns (``drop_noise_features``): the
+#: score it wins back counts when beyond this many standard errors of the paired
+#: difference (a claim that a measured symptom has this cause, so as sure as the
+#: overfitting rule's "sure" lag) and at least MIN_RECOVERY in absolute terms
+RECOVERY_NOISE_UNITS = 3.0
+MIN_RECOVERY = 0.05
+#: recovered score -> signal score: medium (the model loses accuracy to the noise it
+#: was given), high when the refit wins back a large share of the score
+RECOVERY_SCORE = ((0.05, 0.45), (0.2, 0.6))
+#: confidence of that measurement (lower on a surrogate: its harm is the surrogate's)
+RECOVERY_CONFIDENCE = 0.9
+SURROGATE_CONFIDENCE = 0.8
+
+
+def noise_recovery(artifact):
+    """The refit without the noise columns when it wins back score beyond noise:
+    (intervention, recovered score); None when it was not run or recovered nothing."""
+    for measured in artifact.interventions:
+        if measured.kind != "drop_noise_features" or measured.change is None:
+            continue
+        noise = measured.noise or 0.0
+        if measured.change >= MIN_RECOVERY and measured.change > RECOVERY_NOISE_UNITS * noise:
+            return measured, measured.change
+    return None
 
 
 def unused(artifact) -> dict | None:
@@ -274,6 +301,10 @@ class UnusedFeatures(Rule):
         "text, a date not turned into useful parts, a numeric column parsed as string).",
     )
     severity_policy = (
+        "A refit without the (at least 8) features with no label association beyond noise "
+        "wins back test score beyond 3 standard errors of the paired difference and at "
+        "least 0.05: medium 0.45 at +0.05 -> 0.6 at +0.2, and it then explains the "
+        "overfitting/underfitting it caused. "
         "Features that carry signal (train label association >= 0.3 and beyond twice the "
         "noise bound) that the model never reads (exactly zero native importance, or "
         "predictions unchanged to the last row when the column is shuffled): medium 0.45, "
@@ -304,7 +335,7 @@ class UnusedFeatures(Rule):
         return tuple(dict.fromkeys(named))
 
     def explains_for(self, artifact):
-        if ignored_signal(artifact):
+        if ignored_signal(artifact) or noise_recovery(artifact) is not None:
             return self.IGNORED_SIGNAL_EXPLAINS
         return self.explains
 
@@ -369,7 +400,41 @@ class UnusedFeatures(Rule):
         )
 
     def detect_intervention(self, artifact):
-        """Features that carry signal but that the model never reads."""
+        """Features that carry signal but that the model never reads, and noise columns
+        that cost the model score (a refit without them wins it back)."""
+        yield from self._noise_harm(artifact)
+        yield from self._ignored(artifact)
+
+    def _noise_harm(self, artifact):
+        found = noise_recovery(artifact)
+        if found is None:
+            return
+        measured, recovered = found
+        columns = [c for c in (measured.target or "").split(",") if c]
+        detail = (
+            f"a refit without the {len(columns)} features that show no label association "
+            f"beyond noise scores {measured.score_after:.3f} on test vs {measured.score_before:.3f} "
+            f"with them (+{recovered:.3f}, noise {measured.noise or 0.0:.3f}"
+            + (", on a surrogate model" if measured.model_used == "surrogate" else "")
+            + ")"
+        )
+        train_before, train_after = (measured.values.get(k) for k in ("train_before", "train_after"))
+        if train_before is not None and train_after is not None:
+            detail += f"; its fit on train goes {train_before:.3f} -> {train_after:.3f}"
+        yield self.signal(
+            "intervention",
+            score=interp(recovered, RECOVERY_SCORE),
+            confidence=(SURROGATE_CONFIDENCE if measured.model_used == "surrogate"
+                        else RECOVERY_CONFIDENCE),
+            detail=detail,
+            value=recovered,
+            noise_recovery=round(recovered, 4),
+            noise_features=columns,
+            noise_examples=columns[:5],
+            n_noise_features=len(columns),
+        )
+
+    def _ignored(self, artifact):
         ignored = ignored_signal(artifact)
         if not ignored:
             return
@@ -420,9 +485,16 @@ class UnusedFeatures(Rule):
                 f"The model never reads {len(ignored)} feature(s) that carry signal ({shown}): "
                 "its inputs are not the ones it was given"
             )
+        recovered = self.fact(signals, "noise_recovery")
+        if recovered is not None:
+            n = self.fact(signals, "n_noise_features")
+            return (
+                f"{n} features with no relation to the label cost the model accuracy: "
+                f"refitted without them it scores {recovered:+.3f} better on test"
+            )
         noise = self.fact(signals, "n_noise_features")
-        if noise is not None:
-            total = self.fact(signals, "n_measured")
+        total = self.fact(signals, "n_measured")
+        if noise is not None and total:
             return (
                 f"{noise} of {total} features ({pct(noise / total)}) have no relation to the "
                 "label: collected noise the model does not need"
@@ -448,6 +520,15 @@ class UnusedFeatures(Rule):
             )
         examples = self.fact(signals, "noise_examples") or self.fact(signals, "examples") or []
         shown = f" (e.g. {', '.join(repr(e) for e in examples[:3])})" if examples else ""
+        if self.fact(signals, "noise_recovery") is not None:
+            return (
+                f"Many of the features the model is given carry no relation to the label{shown}, "
+                "and the model fits them: refitted without them, it does measurably better on "
+                "test. Its train/test gap or its shortfall is the price of that noise (a "
+                "flexible model memorises it, a distance-based one drowns its real features "
+                "in it). Drop the columns, or select features inside the pipeline "
+                "(`SelectFromModel`, `RFECV`), and confirm on validation data."
+            )
         return (
             f"The model barely uses many of the features it is given{shown}. That rarely hurts "
             "accuracy directly, but every extra feature has to be collected and maintained, "
