@@ -9,6 +9,8 @@ its title. A few tests go through the full reasoner to check ranking and symptom
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from deepfix_agents.reasoner import reason
 from deepfix_agents.rules import RULES
@@ -1260,3 +1262,39 @@ def test_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
     assert five["severity"] == "high" and five["confidence"] >= 0.95
     (signal,) = rule.detect("dataset", _small(5, 49))
     assert signal.confidence == 0.95 and "single row" not in signal.evidence.detail
+
+
+_SHARE_SUMS = """
+import json
+from deepfix_agents.rules.label_drift import total_variation
+from deepfix_agents.rules.prediction_drift import _own
+from mlflow_deepfix.schemas import ArtifactData, DatasetSummary, PerformanceSummary, SplitStats
+
+labels = [f"class_{i}" for i in range(12)]
+def shares(offset):
+    raw = [(i * 7 + offset) % 13 + 1 for i in range(12)]
+    return {k: v / sum(raw) for k, v in zip(labels, raw)}
+dataset = DatasetSummary(
+    target="y", feature_names=["a"],
+    train=SplitStats(name="train", n_rows=270, n_columns=2, label_distribution=shares(0)),
+    test=SplitStats(name="test", n_rows=90, n_columns=2, label_distribution=shares(1)))
+performance = PerformanceSummary(train_prediction_distribution=shares(2),
+                                 prediction_distribution=shares(5))
+art = ArtifactData(task="multiclass_classification", dataset=dataset, performance=performance)
+print(json.dumps([repr(total_variation(shares(0), shares(3))), repr(_own(art)["excess"])]))
+"""
+
+
+def test_class_share_sums_do_not_depend_on_the_hash_seed():
+    """Determinism: the class-share totals of label_drift and prediction_drift are summed
+    in a fixed order. Summed over a set of class names, they followed the process's hash
+    seed, and the last digit of the float moved between runs of the same input."""
+    import subprocess
+    import sys
+
+    outputs = {
+        subprocess.run([sys.executable, "-c", _SHARE_SUMS], capture_output=True, text=True,
+                       check=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+        for seed in range(6)
+    }
+    assert len(outputs) == 1, outputs

@@ -128,11 +128,10 @@ def measured_harm(artifact):
     chance = artifact.intervention("chance_level")
     sized = sized_gain(clip, chance)
     if sized:
-        floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
-        gain_share, harmful = clip.change / (clip.score_after - floor), True
-    elif clip is not None and clip.change > 0 and clip.change > NOISE_UNITS * (clip.noise or 0.0):
+        gain_share, harmful = clip.change / (clip.score_after - _chance_floor(chance)), True
+    elif clip is not None and beyond_noise(clip):
         gain_share, harmful = UNSIZED_SHARE, True
-    if rows is not None and rows.change > NOISE_UNITS * (rows.noise or 0.0):
+    if rows is not None and beyond_noise(rows):
         harmful = True
         gain_share = max(gain_share, UNSIZED_SHARE)
     return clip, rows, harmful, gain_share, sized
@@ -143,13 +142,21 @@ def sized_gain(clip, chance=None) -> bool:
     units *and* the refitted model scores above chance by more than the chance
     measurement's noise units: the harm then has a size (its share of the model's skill,
     see :func:`measured_harm`), and that size is the finding's score."""
-    if clip is None or clip.change is None or clip.change <= 0:
+    if clip is None or clip.change is None or not beyond_noise(clip):
         return False
-    if clip.change <= NOISE_UNITS * (clip.noise or 0.0):
-        return False
-    floor = chance.score_before if chance is not None and chance.score_before is not None else 0.0
     margin = NOISE_UNITS * (chance.noise or 0.0) if chance is not None else 0.0
-    return clip.score_after - floor > margin
+    return clip.score_after - _chance_floor(chance) > margin
+
+
+def beyond_noise(measured) -> bool:
+    """A measured change (a refit's gain, affected rows' extra error) beyond
+    :data:`NOISE_UNITS` of its noise: harm, not chance."""
+    return measured.change > NOISE_UNITS * (measured.noise or 0.0)
+
+
+def _chance_floor(chance) -> float:
+    """The chance-level score the skill is measured from (0 without that measurement)."""
+    return chance.score_before if chance is not None and chance.score_before is not None else 0.0
 
 
 @register_rule
@@ -334,12 +341,11 @@ class Outliers(Rule):
             return  # nothing to report and nothing to cap
         parts = []
         if rows is not None:
-            worse = rows.change
             parts.append(
                 f"test rows with extreme values have {rows.metric.replace('_', ' ')} "
                 f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest "
                 f"({rows.n_rows} rows; noise {rows.noise or 0:.3f})"
-                + (": they are predicted worse" if worse > NOISE_UNITS * (rows.noise or 0)
+                + (": they are predicted worse" if beyond_noise(rows)
                    else ": they are predicted as well as the rest")
             )
         if clip is not None:
@@ -348,8 +354,8 @@ class Outliers(Rule):
                 f"fences by the median and "
                 f"refitting a {clip.model_used} of the model moved test {clip.metric} from "
                 f"{clip.score_before:.3f} to {clip.score_after:.3f} (noise {clip.noise or 0:.3f})"
-                + ("" if sized or clip.change <= NOISE_UNITS * (clip.noise or 0.0)
-                   else ", still within noise of chance: a gain with no skill to weigh it against")
+                + (", still within noise of chance: a gain with no skill to weigh it against"
+                   if beyond_noise(clip) and not sized else "")
             )
         verdict = (
             "the extreme values harm the model" if harmful

@@ -233,12 +233,14 @@ def _own(artifact) -> dict | None:
         ),
     )
     # per class: the change of its predicted share beyond the change of its true share
+    # (summed in a fixed order: a set of strings iterates in the hash seed's order, which
+    # changed the float sum's last digit from one process to the next)
     excess = 0.5 * sum(
         abs(
             (after.get(k, 0) - before.get(k, 0))
             - (labels_after.get(k, 0) - labels_before.get(k, 0))
         )
-        for k in set(before) | set(after) | set(labels_before) | set(labels_after)
+        for k in sorted(set(before) | set(after) | set(labels_before) | set(labels_after))
     )
     noise = 1.5 * math.sqrt(0.25 * (1.0 / n_train + 1.0 / n_test))
     return {

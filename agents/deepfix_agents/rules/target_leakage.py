@@ -46,10 +46,6 @@ SHARED_SKILL_KEPT = 0.8
 SHARED_CONFIDENCE_FACTOR = 0.5
 
 
-def _costs_nothing(measured) -> bool:
-    return -measured.change <= max(2.0 * (measured.noise or 0.0), UNUSED_LEAK_FLOOR)
-
-
 def unused_by_model(permuted, dropped=None) -> bool:
     """True when shuffling the feature across test rows costs the model nothing beyond
     the noise of that measurement: the model does not rely on it. A refit of the model
@@ -64,17 +60,31 @@ def unused_by_model(permuted, dropped=None) -> bool:
     return True
 
 
-def label_only(intervention) -> bool:
+def _costs_nothing(measured) -> bool:
+    """Removing the feature (shuffled across test rows, or dropped and refitted) costs
+    the model no more than twice that measurement's noise, or ``UNUSED_LEAK_FLOOR``."""
+    return -measured.change <= max(2.0 * (measured.noise or 0.0), UNUSED_LEAK_FLOOR)
+
+
+def label_only_verdict(intervention) -> bool | None:
     """True when the other features explain no more of the feature (beyond the label)
     than as many random predictors would: R² of p random predictors on n rows is
-    Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n."""
+    Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n. False
+    when they explain more (the feature shares causes with them), None when the test
+    cannot be read (scores missing, fewer than ``MIN_OTHER_FEATURES`` other features,
+    too few rows for them)."""
     if intervention.score_after is None or intervention.score_before is None:
-        return False
+        return None
     p = intervention.values.get("n_other", 0.0)
     if p < MIN_OTHER_FEATURES or intervention.n_rows <= p + 10:
-        return False
+        return None
     se = (2.0 * p) ** 0.5 / intervention.n_rows
     return intervention.score_after <= intervention.score_before + SHARED_NOISE_UNITS * se
+
+
+def label_only(intervention) -> bool:
+    """The label-only test passed (see :func:`label_only_verdict`)."""
+    return label_only_verdict(intervention) is True
 
 
 def shared_real_signal(artifact, feature: str) -> bool:
@@ -86,15 +96,12 @@ def shared_real_signal(artifact, feature: str) -> bool:
     it knows). A post-outcome value is neither: nothing else in the row explains it,
     and without it the score falls back to what the real features can do."""
     measured = artifact.intervention("label_only_feature", feature)
-    if measured is None or measured.score_after is None or measured.score_before is None:
-        return False
-    p = measured.values.get("n_other", 0.0)
-    if p < MIN_OTHER_FEATURES or measured.n_rows <= p + 10 or label_only(measured):
+    if measured is None or label_only_verdict(measured) is not False:
         return False
     dropped = artifact.intervention("drop_feature", feature)
     if dropped is None or dropped.change is None:
         return False
-    if -dropped.change <= max(2.0 * (dropped.noise or 0.0), UNUSED_LEAK_FLOOR):
+    if _costs_nothing(dropped):
         return True
     chance = dropped.values.get("chance")
     if chance is None or dropped.score_before is None or dropped.score_after is None:
