@@ -333,6 +333,32 @@ def test_calibration_learns_and_is_held_out():
     assert again.probability(row) == pytest.approx(cal.probability(row))
 
 
+def test_calibration_threshold_holds_on_unseen_datasets():
+    """Each dataset's clean controls warn through a finding only that dataset produces.
+    A model fitted on them learns to doubt it, so a threshold read off their in-sample
+    probabilities is low and every held-out control warns (1.0 with it). The threshold
+    is read off probabilities from models fitted without each control's dataset."""
+    rng = np.random.default_rng(0)
+    own = {"wine": "outliers", "iris": "missing_values", "diabetes": "weak_segment",
+           "star98": "label_drift"}
+    planted = [c for c in CATEGORIES if c not in own.values()]
+    outcomes = []
+    for d, clean_category in own.items():
+        for i in range(30):
+            cat, other = planted[i % len(planted)], planted[(i + 5) % len(planted)]
+            o = _outcome(f"{cat}.{d}.linear.m.s{i}", [other, cat], ["high", "medium"])
+            o.findings[0]["max_score"] = float(rng.uniform(0.0, 0.4))
+            o.findings[1]["max_score"] = float(rng.uniform(0.6, 1.0))
+            outcomes.append(o)
+        for i in range(10):
+            o = _outcome(f"clean.{d}.linear.none.s{i}", [clean_category], ["medium"])
+            o.findings[0]["max_score"] = float(rng.uniform(0.3, 0.5))
+            outcomes.append(o)
+    calibrated = score(held_out_calibrated(outcomes))
+    assert calibrated.clean_medium_plus == 0.0
+    assert calibrated.top1 > 0.9  # the planted findings still clear it
+
+
 def test_shipped_calibration_loads():
     from deepfix_agents.calibration import CALIBRATION_VERSION, shipped_calibration
 
