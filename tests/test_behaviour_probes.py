@@ -11,7 +11,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from deepfix_agents.reasoner import reason
 from deepfix_agents.rules import RULES
-from mlflow_deepfix.testing.confidence import measure_confidence, wilson
+from mlflow_deepfix.intervals import wilson
+from mlflow_deepfix.testing.confidence import measure_confidence
 from mlflow_deepfix.testing.fairness import measure_fairness, newcombe_low
 from mlflow_deepfix.testing.robustness import measure_robustness
 from mlflow_deepfix.schemas import (

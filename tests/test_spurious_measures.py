@@ -63,6 +63,20 @@ def test_spur16_binned_association_has_no_chance_level_for_an_unrelated_feature(
                        task="multiclass_classification") > 0.6
 
 
+def test_a_categorical_feature_with_missing_values_is_measured_missing_as_a_level():
+    """Missing values are one more level: a column missing exactly where the label is 1
+    carries the label (it failed the probe before: factorize coded missing as -1)."""
+    y = pd.Series([0, 1] * 50)
+    x = pd.Series(np.where(y == 1, None, "a"), dtype=object)
+    x.iloc[:10] = "b"
+    value = association(x, y, categorical=True, task="binary_classification", positive=1)
+    assert 0.5 < value <= 1.0
+    unrelated = pd.Series(["a", None] * 50, dtype=object)
+    shuffled = pd.Series([0, 0, 1, 1] * 25)
+    assert association(unrelated, shuffled, categorical=True, task="binary_classification",
+                       positive=1) < 0.05
+
+
 def test_spur16_features_without_importances_are_ranked_by_association_not_by_name():
     data = load_wine(as_frame=True).frame
     # upper-case names sort before the shortcut: by name alone it was never measured

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.schemas import ConfidenceSummary, SliceConfidence
+from mlflow_deepfix.intervals import wilson
 
 MAX_ROWS = 20_000
 MAX_FEATURES = 20
@@ -53,17 +54,6 @@ MIN_EXCESS = 0.02
 #: confidence bands in which the model's overconfidence outside a slice is measured
 #: (a model may be calibrated at 0.85 and overconfident at 0.99)
 CONFIDENCE_BANDS = (0.9, 0.95, 0.99)
-
-
-def wilson(successes: int, n: int, z: float = Z) -> tuple[float, float]:
-    """Wilson score interval of a proportion (sensible for small n and rates near 0/1)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass

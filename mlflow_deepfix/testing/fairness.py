@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.schemas import FairnessSummary, GroupDisparity, GroupStats
-from mlflow_deepfix.testing.confidence import Z, wilson
+from mlflow_deepfix.intervals import Z95 as Z
+from mlflow_deepfix.intervals import wilson
 
 MIN_GROUP_ROWS = 30
 MAX_GROUPS = 20

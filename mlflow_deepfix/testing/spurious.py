@@ -47,7 +47,10 @@ MIN_BINS, MAX_BINS = 2, 8
 
 
 def _codes(values: pd.Series) -> np.ndarray:
-    return pd.factorize(values.astype(str), sort=True)[0]
+    """Integer codes of a column's values, a missing value being one more level (pandas
+    3's ``astype(str)`` keeps it missing, and factorize's -1 for it broke the counts: a
+    categorical column with missing values failed the whole probe)."""
+    return pd.factorize(values.astype(str), sort=True, use_na_sentinel=False)[0]
 
 
 def _entropy(counts: np.ndarray) -> float:

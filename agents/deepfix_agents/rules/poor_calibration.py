@@ -33,6 +33,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from mlflow_deepfix.intervals import wilson
 
 #: expected calibration error on test (beyond noise) -> score. The noise subtracted is
 #: already the 90th percentile of a calibrated model's ECE: 4 points beyond it is a
@@ -103,15 +104,6 @@ def prior_shift(artifact) -> dict | None:
     return found
 
 
-def _wilson_low(rate: float, n: int, z: float = WILSON_Z) -> float:
-    """Lower end of the Wilson interval of a proportion ``rate`` observed on ``n`` rows."""
-    if n <= 0:
-        return 0.0
-    centre = rate + z * z / (2 * n)
-    spread = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
-    return (centre - spread) / (1 + z * z / n)
-
-
 def confident_overclaim(artifact) -> dict | None:
     """The test rows the model is confident on (top probability at the confidence
     summary's threshold or above, at least ``MIN_CONFIDENT_ROWS`` of them) when their
@@ -122,7 +114,8 @@ def confident_overclaim(artifact) -> dict | None:
     if summary is None or summary.n_confident < MIN_CONFIDENT_ROWS:
         return None
     claimed = 1.0 - summary.threshold
-    low = _wilson_low(summary.confident_error_rate, summary.n_confident)
+    n = summary.n_confident
+    low = wilson(summary.confident_error_rate * n, n, WILSON_Z)[0]
     if low <= claimed:
         return None
     return {"n": summary.n_confident, "rate": summary.confident_error_rate, "low": low,

@@ -34,8 +34,9 @@ logger = logging.getLogger(__name__)
 #: purpose: new categories or config keys do not change what testing measures, and an
 #: artifact that no longer fits the schema fails validation in stage 2 (an error).
 TESTING_SOURCES = (
-    "testing.py", "testing/**/*.py", "stats.py", "baselines.py", "performance.py",
-    "model_info.py", "crash.py", "inputs.py", "inputs/**/*.py", "model_adapter.py",
+    "testing.py", "testing/**/*.py", "stats.py", "intervals.py", "baselines.py",
+    "performance.py", "model_info.py", "crash.py", "inputs.py", "inputs/**/*.py",
+    "model_adapter.py",
     "checks/**/*.py",
 )
 DEFAULT_SAMPLE_SIZE = 1000
