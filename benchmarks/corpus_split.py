@@ -7,7 +7,13 @@ are the result. The split is written down here and in ``corpus_split.json``.
 
     python benchmarks/corpus_split.py score --cache CACHE_ROOT/v1-KEY
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
+    python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
     python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v1-OLDKEY --cache-root CACHE_ROOT
+
+``failures --twin`` prints, under each case, what the testing step measured on it and on
+its clean twin (the clean control of the same dataset, model family and seed): a planted
+bug whose measurement equals its twin's (an ECE, a rare-class recall, an F1 gain at the
+best threshold, a predicted-share shift) did no harm the artifact can show.
 
 ``stage1`` re-runs the testing step (1 worker) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
@@ -97,6 +103,47 @@ def score_cmd(args) -> int:
     return 0
 
 
+def clean_twin(case_id: str) -> str | None:
+    """The clean control built like ``case_id`` (same dataset, model family and seed),
+    or None for a clean control itself."""
+    category, dataset, model, _level, seed = case_id.split(".")
+    return None if category == "clean" else f"clean.{dataset}.{model}.none.{seed}"
+
+
+def _tv(a: dict, b: dict) -> float:
+    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in sorted(set(a) | set(b)))
+
+
+def measured(artifact: dict) -> str:
+    """One line of what the testing step measured that bears on a planted bug's harm:
+    test accuracy and balanced accuracy (or the test score), the expected calibration
+    error and its noise level, the minority class's F1 at 0.5 and at the best threshold,
+    and how far the predicted class shares are from the true ones on test."""
+    perf = artifact.get("performance") or {}
+    test = (perf.get("scores") or {}).get("test", {})
+    labels = ((artifact.get("dataset") or {}).get("test") or {}).get("label_distribution") or {}
+    parts = [f"n_test={((artifact.get('dataset') or {}).get('test') or {}).get('n_rows')}"]
+    for key in ("accuracy", "balanced_accuracy", "r2"):
+        if test.get(key) is not None:
+            parts.append(f"{key}={test[key]:.3f}")
+    if perf.get("calibration_error") is not None:
+        noise = perf.get("calibration_noise")
+        parts.append(f"ece={perf['calibration_error']:.3f}"
+                     + (f" (noise {noise:.3f})" if noise is not None else ""))
+    if perf.get("f1_at_default") is not None and perf.get("f1_at_best") is not None:
+        parts.append(f"f1 {perf['f1_at_default']:.3f}->{perf['f1_at_best']:.3f}"
+                     f" at {perf.get('best_threshold')}")
+    predicted = perf.get("prediction_distribution") or {}
+    if predicted and labels:
+        parts.append(f"pred-vs-true tv={_tv(predicted, labels):.3f}")
+    if len(labels) >= 2:
+        rare, share = min(labels.items(), key=lambda kv: (kv[1], kv[0]))
+        n_rows = ((artifact.get("dataset") or {}).get("test") or {}).get("n_rows") or 0
+        parts.append(f"rarest {rare!r} {share:.3f} ({share * n_rows:.0f} rows, predicted "
+                     f"{predicted.get(rare, 0.0):.3f})")
+    return " ".join(parts)
+
+
 def failures_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.scoring import ranked_categories
 
@@ -125,6 +172,14 @@ def failures_cmd(args) -> int:
         for f in sorted(o.findings, key=lambda f: f.get("rank", 0))[: args.top]:
             print(f"      {f['category']:24s} {f['severity']:8s} conf={f.get('confidence')} "
                   f"impact={f.get('max_impact', f.get('impact'))}")
+        if args.twin:
+            twin = clean_twin(o.case_id)
+            for name in (o.case_id, twin):
+                path = Path(args.cache) / f"{name}.json" if name else None
+                if path is not None and path.exists():
+                    artifact = json.loads(path.read_text()).get("artifact") or {}
+                    print(f"      measured {'case' if name == o.case_id else 'twin'}: "
+                          f"{measured(artifact)}")
     return 0
 
 
@@ -177,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--category", required=True)
     p.add_argument("--top", type=int, default=4)
     p.add_argument("--all", action="store_true")
+    p.add_argument("--twin", action="store_true",
+                   help="also print what was measured on the case and on its clean twin")
     p = sub.add_parser("stage1")
     p.add_argument("--reference", required=True, metavar="DIR",
                    help="a cache folder (e.g. CACHE_ROOT/v1-KEY) whose case ids to re-test")
