@@ -24,7 +24,7 @@ def _imb21_artifact(acc, ece, predicted, labels, n=40):
     }
 
 
-def test_imb21_clean_twin_keeps_dataset_model_and_seed():
+def test_clean_twin_keeps_dataset_model_and_seed():
     assert corpus_split.clean_twin("poor_calibration.wine.mlp.strong.s0") == \
         "clean.wine.mlp.none.s0"
     assert corpus_split.clean_twin("feature_drift+unseen_categories.fair.forest.a+b.s3") == \
@@ -32,7 +32,7 @@ def test_imb21_clean_twin_keeps_dataset_model_and_seed():
     assert corpus_split.clean_twin("clean.iris.svm.none.s0") is None
 
 
-def test_imb21_measured_names_the_harm_measurements():
+def test_measured_names_the_harm_measurements():
     line = corpus_split.measured(_imb21_artifact(
         0.9, 0.12, {"a": 0.6, "b": 0.4}, {"a": 0.9, "b": 0.1}))
     assert "accuracy=0.900" in line
@@ -41,7 +41,7 @@ def test_imb21_measured_names_the_harm_measurements():
     assert "rarest 'b' 0.100 (4 rows, predicted 0.400)" in line
 
 
-def test_imb21_failures_twin_prints_case_and_twin(tmp_path, capsys, monkeypatch):
+def test_failures_twin_prints_case_and_twin(tmp_path, capsys, monkeypatch):
     for name, acc in (("class_imbalance.iris.hgb.rare20.s0", 0.8),
                       ("clean.iris.hgb.none.s0", 0.95)):
         record = {"artifact": _imb21_artifact(acc, 0.05, {"a": 0.5, "b": 0.5},

@@ -1711,7 +1711,7 @@ def test_weak_real_signal_on_a_noisy_test_split_is_not_at_chance():
     assert assess_all("underfitting", data) in HEALTHY
 
 
-def test_under21_weak_signal_the_test_split_cannot_resolve_is_not_at_chance():
+def test_weak_signal_the_test_split_cannot_resolve_is_not_at_chance():
     """The ladder's cross-validated R2 beats chance by only 0.035 (below the clear-signal
     bar), and the test score's noise is 0.18: a model that captured all of that signal
     would read as within noise of chance on these rows too, so the model's 0.05 there
