@@ -1186,6 +1186,18 @@ def test_weak_segment_small_regression_category_counts_only_when_significant():
     assert not list(RULES.get("weak_segment")().detect("model", noisy))
 
 
+def test_overlap21_weak_segment_small_searched_box_is_at_most_low():
+    """Deepchecks' weakest box of 11% of a 45-row test split is 5 rows: 4 errors boxed
+    together by a search over feature ranges read as a group failing at 0.2 vs 0.8
+    (medium before). Under 30 rows it is at most low; the same box on 400 test rows (44
+    rows) keeps its medium."""
+    box = _segment(0.8, 0.2, 0.11)
+    severity, _, signals = assess("weak_segment", artifact(n_test=45, checks=[box]))
+    assert severity == "low" and max(s.score for s in signals) < 0.4
+    severity, _, _ = assess("weak_segment", artifact(n_test=400, checks=[box]))
+    assert severity == "medium"
+
+
 def test_overlap21_weak_segment_mild_second_segment_adds_no_confidence():
     """Deepchecks' weakest box (low) and a category whose excess error is too mild to
     report on its own (info: a heavy-tailed spread) are two different groups: the mild one
