@@ -1186,6 +1186,36 @@ def test_weak_segment_small_regression_category_counts_only_when_significant():
     assert not list(RULES.get("weak_segment")().detect("model", noisy))
 
 
+def test_overlap21_weak_segment_small_searched_box_is_at_most_low():
+    """Deepchecks' weakest box of 11% of a 45-row test split is 5 rows: 4 errors boxed
+    together by a search over feature ranges read as a group failing at 0.2 vs 0.8
+    (medium before). Under 30 rows it is at most low; the same box on 400 test rows (44
+    rows) keeps its medium."""
+    box = _segment(0.8, 0.2, 0.11)
+    severity, _, signals = assess("weak_segment", artifact(n_test=45, checks=[box]))
+    assert severity == "low" and max(s.score for s in signals) < 0.4
+    severity, _, _ = assess("weak_segment", artifact(n_test=400, checks=[box]))
+    assert severity == "medium"
+
+
+def test_overlap21_weak_segment_mild_second_segment_adds_no_confidence():
+    """Deepchecks' weakest box (low) and a category whose excess error is too mild to
+    report on its own (info: a heavy-tailed spread) are two different groups: the mild one
+    does not make the finding surer (it did: 0.5 -> 0.875, ahead of planted causes at
+    0.84). A category segment worth reporting still corroborates."""
+    rule = RULES.get("weak_segment")()
+    box = _segment(-0.5, -1.1, 0.08, metric="Neg RMSE")
+    mild = _regression_segment(0.476, rmse=0.8).model_copy(update={"checks": [box]})
+    severity, _, signals = assess("weak_segment", mild)
+    model = [s for s in signals if s.source == "model"]
+    assert severity == "low" and model and max(s.score for s in model) < 0.2
+    assert rule.confidence(signals) == 0.5
+    clear = _regression_segment(0.476).model_copy(update={"checks": [box]})
+    _, _, signals = assess("weak_segment", clear)
+    assert min(s.score for s in signals) >= 0.2
+    assert rule.confidence(signals) == pytest.approx(0.875)
+
+
 # --------------------------------------------------------------------------- preprocessing_mismatch
 
 

@@ -26,6 +26,12 @@ HARMLESS_CAP = 0.35
 #: that of one observation, a coin flip between a leak and a coincidence
 FEW_ROWS = 1
 FEW_ROWS_CONFIDENCE = 0.5
+#: ... and below low (no finding of its own) unless a measurement shows it inflating the
+#: score: one row moves an accuracy on n test rows by at most 1/n, less than the noise of
+#: that score (about 0.5/sqrt(n)) for any test split of more than 4 rows, so it cannot
+#: measurably inflate it, and as a top finding it pushed planted causes of the same
+#: severity down (it ranks first among equals: split before model layer)
+FEW_ROWS_CAP = 0.19
 
 
 @register_rule
@@ -61,7 +67,8 @@ class TrainTestOverlap(Rule):
         "(expected share 1 - exp(-n_train / C), C the number of distinct feature rows the "
         "training columns can take), the score is halved: natural repeats of common profiles. "
         "A single shared test row is one observation (a natural twin as likely as a leaked "
-        "copy): confidence 0.5."
+        "copy): confidence 0.5, and below low (not reported) unless measured inflating the "
+        "score: it moves the score by at most 1/n of the test rows, under the score's noise."
     )
     explains = ("duplicate_samples", "conflicting_labels")
 
@@ -145,8 +152,11 @@ class TrainTestOverlap(Rule):
 
     def score(self, signals):
         best = max(s.score for s in signals)
+        inflated = any(s.facts.get("inflated") for s in signals)
+        if any(s.facts.get("few") for s in signals) and not inflated:
+            return min(best, FEW_ROWS_CAP)
         measured = [s for s in signals if s.source == "intervention"]
-        if measured and not any(s.facts.get("inflated") for s in measured):
+        if measured and not inflated:
             return min(best, HARMLESS_CAP)
         return best
 

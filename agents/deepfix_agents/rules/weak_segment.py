@@ -15,6 +15,7 @@ import re
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import effective_rows
+from deepfix_agents.scoring import severity_for
 
 #: relative drop of the weakest segment's score below the average (beyond noise) -> score
 DROP_SCORE = ((0.15, 0.0), (0.25, 0.3), (0.35, 0.5), (0.5, 0.65), (0.7, 0.8))
@@ -178,7 +179,10 @@ class WeakSegment(Rule):
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
         "RMSE and MAE), (segment - other rows) / segment undamped. A category of fewer than 30 "
-        "test rows counts only when significant (>= 3 standard errors)."
+        "test rows counts only when significant (>= 3 standard errors); a searched box of "
+        "fewer than 30 test rows is at most low (0.39). Confidence: the "
+        "best signal per source, combined; a source whose own segment scores below low (a "
+        "different, milder group) does not add to it."
     )
     checks = ("Weak Segments Performance",)
 
@@ -211,6 +215,12 @@ class WeakSegment(Rule):
         (score, rows), segment = max(scored, key=lambda item: (item[0][0], -item[1]["drop"]))
         if score <= 0:
             return
+        if rows < SMALL_SEGMENT_ROWS:
+            # a box found by searching feature ranges on a small test split: a handful of
+            # errors boxed together looks like a failing group (the noise margin covers
+            # one segment's size, not the search), so it is at most low, as a category of
+            # that size is unless significant
+            score = min(score, UNKNOWN_SIZE_CAP)
         yield self.check_signal(
             check,
             score=score,
@@ -278,6 +288,14 @@ class WeakSegment(Rule):
             value=segment["weak"],
             **segment,
         )
+
+    def confidence(self, signals):
+        """Two sources corroborate a weak segment only when each found one worth
+        reporting: a second segment too mild to report on its own (info) is another
+        group, not more evidence for the one the finding names."""
+        top = max(signals, key=lambda s: (s.score, s.confidence))
+        kept = [s for s in signals if s is top or severity_for(s.score) != "info"]
+        return super().confidence(kept)
 
     def title(self, signals, artifact):
         weak, avg = self.fact(signals, "weak"), self.fact(signals, "avg")
