@@ -1248,7 +1248,7 @@ def test_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
     """One test row of 33 equal to a training row (3%) is what measured data of finite
     resolution gives by chance as often as a leak does: its signals carry the confidence
     of one observation (0.5), and the row moves the test score by at most 1/33, under
-    that score's noise, so no finding (see ``test_overlap21_...`` below). Five shared
+    that score's noise, so no finding (see ``test_...`` below). Five shared
     rows of 49 (10%) are a pattern: high, at the statistics' full confidence."""
     assert finding("train_test_overlap", _small(1, 33, mix=1 / 33)) is None
     rule = RULES.get("train_test_overlap")()
@@ -1262,7 +1262,7 @@ def test_a_single_shared_row_is_reported_with_the_confidence_of_one_row():
     assert signal.confidence == 0.95 and "single row" not in signal.evidence.detail
 
 
-def test_overlap21_a_single_shared_row_is_no_finding_unless_measured_inflating():
+def test_a_single_shared_row_is_no_finding_unless_measured_inflating():
     """A single shared row (3% of 33 test rows: low by its share alone, ranked first
     among equals as a split-layer finding) cannot measurably inflate the score, so it is
     below low and not reported; on DEV it was the top finding of iris cases whose test

@@ -1186,7 +1186,7 @@ def test_weak_segment_small_regression_category_counts_only_when_significant():
     assert not list(RULES.get("weak_segment")().detect("model", noisy))
 
 
-def test_overlap21_weak_segment_small_searched_box_is_at_most_low():
+def test_weak_segment_small_searched_box_is_at_most_low():
     """Deepchecks' weakest box of 11% of a 45-row test split is 5 rows: 4 errors boxed
     together by a search over feature ranges read as a group failing at 0.2 vs 0.8
     (medium before). Under 30 rows it is at most low; the same box on 400 test rows (44
@@ -1198,7 +1198,7 @@ def test_overlap21_weak_segment_small_searched_box_is_at_most_low():
     assert severity == "medium"
 
 
-def test_overlap21_weak_segment_mild_second_segment_adds_no_confidence():
+def test_weak_segment_mild_second_segment_adds_no_confidence():
     """Deepchecks' weakest box (low) and a category whose excess error is too mild to
     report on its own (info: a heavy-tailed spread) are two different groups: the mild one
     does not make the finding surer (it did: 0.5 -> 0.875, ahead of planted causes at
