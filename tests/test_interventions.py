@@ -333,6 +333,70 @@ def test_a_refit_gain_for_a_model_still_at_chance_has_no_skill_share():
     assert rule.severity(signals, measured) == "medium"
 
 
+def _out21_outlier_signals(data):
+    rule = RULES.get("outliers")()
+    return rule, [s for src in SOURCES for s in rule.detect(src, data)]
+
+
+def test_out21_presence_signals_carry_the_cap_when_both_measurements_show_no_harm():
+    """Severity is measured harm: when the test rows with the extreme values are
+    predicted as well as the rest *and* imputing them gains nothing, the statistics'
+    signals carry the low cap as well as the finding, so the learned calibration (which
+    reads the strongest and the mean signal score) sees the measured harm, not how
+    extreme the values look. The title still names the most extreme column."""
+    from deepfix_agents.calibration import finding_row
+    from deepfix_agents.rules.outliers import HARMLESS_CAP
+
+    base = _heavy_tailed()
+    _, unmeasured = _out21_outlier_signals(base)
+    assert max(s.score for s in unmeasured if s.source == "dataset") > HARMLESS_CAP
+    measured = with_interventions(
+        base,
+        chance(0.90, 0.49),
+        _imputed_outliers(0.90, 0.905, noise=0.01, n_rows=1000),
+        _outlier_rows(0.10, 0.09, noise=0.03, n_rows=20),
+    )
+    rule, signals = _out21_outlier_signals(measured)
+    presence = [s for s in signals if s.source == "dataset"]
+    assert presence and all(s.score <= HARMLESS_CAP for s in presence)
+    assert all(s.facts["estimate"] > HARMLESS_CAP for s in presence)  # the estimate is kept
+    found = _outliers_finding(base)  # before any measurement
+    outliers = _outliers_finding(
+        base,
+        chance(0.90, 0.49),
+        _imputed_outliers(0.90, 0.905, noise=0.01, n_rows=1000),
+        _outlier_rows(0.10, 0.09, noise=0.03, n_rows=20),
+    )
+    assert outliers.severity == "low" and outliers.title == found.title
+    assert finding_row(outliers, signals)["max_score"] <= HARMLESS_CAP
+
+
+def test_out21_a_refit_alone_caps_the_finding_but_not_the_presence_signals():
+    """With fewer than 10 affected test rows only the refit is measured: the finding is
+    capped at low as before, the statistics' signals keep the presence estimate."""
+    from deepfix_agents.rules.outliers import HARMLESS_CAP
+
+    measured = with_interventions(
+        _heavy_tailed(), chance(0.90, 0.49), _imputed_outliers(0.90, 0.905, noise=0.01, n_rows=1000)
+    )
+    rule, signals = _out21_outlier_signals(measured)
+    assert max(s.score for s in signals if s.source == "dataset") > HARMLESS_CAP
+    assert rule.severity(signals, measured) == "low"
+
+
+def test_out21_harm_on_the_rows_leaves_the_presence_signals_uncapped():
+    from deepfix_agents.rules.outliers import HARMLESS_CAP
+
+    measured = with_interventions(
+        _heavy_tailed(),
+        chance(0.85, 0.49),
+        _imputed_outliers(0.85, 0.855, noise=0.01, n_rows=1000),
+        _outlier_rows(0.10, 0.40, noise=0.05, n_rows=30),
+    )
+    _, signals = _out21_outlier_signals(measured)
+    assert max(s.score for s in signals if s.source == "dataset") > HARMLESS_CAP
+
+
 # --------------------------------------------------------------------------- A: leakage
 
 

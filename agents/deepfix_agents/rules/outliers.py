@@ -137,6 +137,21 @@ def measured_harm(artifact):
     return clip, rows, harmful, gain_share, sized
 
 
+def harmless_by_both(artifact) -> bool:
+    """Whether both harm measurements were taken and neither shows harm beyond noise:
+    the test rows holding the extreme values are predicted as well as the rest *and*
+    refitting with them imputed gains nothing. The rows are only measured when at least
+    10 test rows hold such values; with fewer, "no harm" rests on one measurement (the
+    refit), weaker evidence than two that agree, so the values' presence keeps its
+    estimate on the signals (the finding is capped at low either way, see
+    :meth:`Outliers.score`)."""
+    harm = measured_harm(artifact)
+    if harm is None:
+        return False
+    clip, rows, harmful, _, _ = harm
+    return clip is not None and rows is not None and not harmful
+
+
 def sized_gain(clip, chance=None) -> bool:
     """Whether the impute-and-refit measured a gain beyond :data:`NOISE_UNITS` noise
     units *and* the refitted model scores above chance by more than the chance
@@ -217,7 +232,9 @@ class Outliers(Rule):
         "replaces the share-and-extremeness estimate (up or down). A gain for a model that "
         "stays within 2 noise units of chance after the refit has no skill to take a share "
         "of: like test rows with extreme values predicted worse, it counts as 5% (0.45) and "
-        "the estimate from the values still applies."
+        "the estimate from the values still applies. When both measurements were taken (at "
+        "least 10 test rows hold extreme values) and neither shows harm, the statistics' "
+        "signals themselves carry the 0.35 cap."
     )
     explains = (
         "underfitting",
@@ -250,6 +267,11 @@ class Outliers(Rule):
         dataset = artifact.dataset
         features = set(dataset.input_columns)
         sensitive = artifact.model.scale_sensitive
+        # measured harmless by both measurements: the presence estimate is capped on the
+        # signals too (severity is measured harm), so whatever reads the signals' scores
+        # (the learned calibration reads the strongest and the mean) sees the harm
+        # measured on this model, not how extreme the values look
+        cap = HARMLESS_CAP if harmless_by_both(artifact) else 1.0
         for split in (dataset.train, dataset.test):
             if split is None:
                 continue
@@ -302,7 +324,7 @@ class Outliers(Rule):
                     detail += "; the model is scale-sensitive"
                 yield self.signal(
                     "dataset",
-                    score=score,
+                    score=min(score, cap),
                     confidence=0.9 if ratio is not None and ratio >= 100 else 0.7,
                     detail=detail,
                     value=share,
@@ -312,6 +334,7 @@ class Outliers(Rule):
                     split=split.name,
                     extreme=ratio,
                     coded=column.kind != "numeric",
+                    estimate=score,
                 )
             infinite = [c for c in split.columns if c.name in features and c.n_inf > 0]
             if infinite:
@@ -516,16 +539,23 @@ class Outliers(Rule):
                 f"the test values do, and the model trained on them is no better than "
                 f"chance{more}"
             )
-        column = self.fact(signals, "column")
-        strongest = self.strongest(signals)
+        # the values' presence as estimated before any cap (:func:`harmless_by_both`):
+        # the title names the most extreme column whether or not it was measured harmless
+        ordered = sorted(signals, key=lambda s: (-s.facts.get("estimate", s.score), -s.confidence))
+
+        def fact(key, default=None):
+            return next((s.facts[key] for s in ordered if key in s.facts), default)
+
+        column = fact("column")
+        strongest = ordered[0]
         if column is not None and "inf_column" not in strongest.facts:
-            share, n = self.fact(signals, "share", 0.0), self.fact(signals, "n_columns", 1)
+            share, n = fact("share", 0.0), fact("n_columns", 1)
             more = f" (and {n - 1} more feature(s))" if n > 1 else ""
             if column in artifact.dataset.property_names:
                 what = self.samples(artifact)
                 more = f" (and {n - 1} more properties)" if n > 1 else ""
                 return f"{pct(share)} of {what} are extreme outliers in {column!r}{more}"
-            least = "At least " if self.fact(signals, "coded") else ""
+            least = "At least " if fact("coded") else ""
             return f"{least}{pct(share)} of {column!r} values are extreme outliers{more}"
         inf_column = self.fact(signals, "inf_column")
         if inf_column is not None:
