@@ -338,7 +338,7 @@ def _out21_outlier_signals(data):
     return rule, [s for src in SOURCES for s in rule.detect(src, data)]
 
 
-def test_out21_presence_signals_carry_the_cap_when_both_measurements_show_no_harm():
+def test_presence_signals_carry_the_cap_when_both_measurements_show_no_harm():
     """Severity is measured harm: when the test rows with the extreme values are
     predicted as well as the rest *and* imputing them gains nothing, the statistics'
     signals carry the low cap as well as the finding, so the learned calibration (which
@@ -371,7 +371,7 @@ def test_out21_presence_signals_carry_the_cap_when_both_measurements_show_no_har
     assert finding_row(outliers, signals)["max_score"] <= HARMLESS_CAP
 
 
-def test_out21_a_refit_alone_caps_the_finding_but_not_the_presence_signals():
+def test_a_refit_alone_caps_the_finding_but_not_the_presence_signals():
     """With fewer than 10 affected test rows only the refit is measured: the finding is
     capped at low as before, the statistics' signals keep the presence estimate."""
     from deepfix_agents.rules.outliers import HARMLESS_CAP
@@ -384,7 +384,7 @@ def test_out21_a_refit_alone_caps_the_finding_but_not_the_presence_signals():
     assert rule.severity(signals, measured) == "low"
 
 
-def test_out21_harm_on_the_rows_leaves_the_presence_signals_uncapped():
+def test_harm_on_the_rows_leaves_the_presence_signals_uncapped():
     from deepfix_agents.rules.outliers import HARMLESS_CAP
 
     measured = with_interventions(
