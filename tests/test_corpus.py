@@ -413,6 +413,37 @@ def test_calibration_file_is_refused_when_it_does_not_fit():
         Calibration.from_json({**data, "coef": data["coef"][:-1]})
 
 
+def test_calfeat22_features_are_read_by_name():
+    """A calibration file scores each finding on the numeric features it was fitted on,
+    by name and in its own order: a file written before a feature was added (or with
+    its features in another order) still loads and gives the same probability; a file
+    naming a feature this version does not know is refused."""
+    from deepfix_agents.calibration import Calibration
+
+    cal = fit_calibration(_synthetic_outcomes())
+    data = cal.to_json()
+    n = len(data["categories"])
+    row = {**_outcome("outliers.wine.linear.m.s0", ["outliers"]).findings[0],
+           "max_score": 0.9, "mean_score": 0.7, "confidence": 0.8}
+    # the same model with its numeric features reversed: same probability
+    order = list(range(len(data["numeric_features"])))[::-1]
+    reversed_ = {**data, "numeric_features": [data["numeric_features"][i] for i in order]}
+    for key in ("mean", "scale", "coef"):
+        reversed_[key] = data[key][:n] + [data[key][n + i] for i in order]
+    assert Calibration.from_json(reversed_).probability(row) == pytest.approx(
+        cal.probability(row))
+    # an older file without the last feature: it loads and reads only its own features
+    older = {**data, "numeric_features": data["numeric_features"][:-1]}
+    for key in ("mean", "scale", "coef"):
+        older[key] = data[key][:-1]
+    dropped = {**data, "coef": data["coef"][:-1] + [0.0]}
+    assert Calibration.from_json(older).probability(row) == pytest.approx(
+        Calibration.from_json(dropped).probability(row))
+    with pytest.raises(ValueError, match="unknown features"):
+        Calibration.from_json({**data, "numeric_features": ["no_such_feature",
+                                                            *data["numeric_features"][1:]]})
+
+
 def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
     from mlflow_deepfix.cli import main
 

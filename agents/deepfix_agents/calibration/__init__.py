@@ -75,22 +75,32 @@ def severity_level(severity: str) -> int:
     return len(SEVERITY_ORDER) - 1 - SEVERITY_ORDER.index(severity)
 
 
+def _numeric(row: dict[str, Any]) -> dict[str, float]:
+    """Every known numeric feature of one finding row (:func:`finding_row`), by name."""
+    return {
+        "severity_level": float(severity_level(row["severity"])),
+        "confidence": float(row["confidence"]),
+        "max_score": float(row["max_score"]), "mean_score": float(row["mean_score"]),
+        "n_signals": math.log1p(float(row["n_signals"])), "n_sources": float(row["n_sources"]),
+        "n_evidence": math.log1p(float(row["n_evidence"])),
+        "inverse_rank": 1.0 / max(1, int(row["rank"])),
+        "folded_symptoms": float(row["folded_symptoms"]),
+        "max_signal_confidence": float(row["max_signal_confidence"]),
+    }
+
+
 def feature_vector(
-    row: dict[str, Any], categories: tuple[str, ...] = CATEGORIES
+    row: dict[str, Any], categories: tuple[str, ...] = CATEGORIES,
+    numeric_features: tuple[str, ...] = NUMERIC_FEATURES,
 ) -> list[float]:
     """The model's inputs for one finding (``row`` as made by
     :func:`finding_row`): category one-hot over ``categories`` (the list the model was
-    fitted on: a category added later gets no category term), then
-    :data:`NUMERIC_FEATURES`."""
+    fitted on: a category added later gets no category term), then ``numeric_features``
+    by name, in the order the model was fitted on (a file fitted before a feature was
+    added reads its own features only, so it keeps loading and scoring as it did)."""
     onehot = [1.0 if row["category"] == c else 0.0 for c in categories]
-    numeric = [
-        float(severity_level(row["severity"])), float(row["confidence"]),
-        float(row["max_score"]), float(row["mean_score"]),
-        math.log1p(float(row["n_signals"])), float(row["n_sources"]),
-        math.log1p(float(row["n_evidence"])), 1.0 / max(1, int(row["rank"])),
-        float(row["folded_symptoms"]), float(row["max_signal_confidence"]),
-    ]
-    return onehot + numeric
+    numeric = _numeric(row)
+    return onehot + [numeric[name] for name in numeric_features]
 
 
 def finding_row(finding: Finding, signals: list[Any]) -> dict[str, Any]:
@@ -129,7 +139,7 @@ class Calibration:
     rules_fingerprint: str = ""
 
     def probability(self, row: dict[str, Any]) -> float:
-        x = feature_vector(row, self.categories)
+        x = feature_vector(row, self.categories, self.numeric_features)
         z = self.intercept
         for xi, m, s, w in zip(x, self.mean, self.scale, self.coef):
             z += w * (xi - m) / s
@@ -154,6 +164,9 @@ class Calibration:
         unknown = sorted(set(data["categories"]) - set(CATEGORIES))
         if unknown:
             raise ValueError(f"calibration file names unknown categories {unknown}")
+        unknown = sorted(set(data["numeric_features"]) - set(NUMERIC_FEATURES))
+        if unknown:
+            raise ValueError(f"calibration file names unknown features {unknown}")
         n = len(data["categories"]) + len(data["numeric_features"])
         for key in ("mean", "scale", "coef"):
             if len(data[key]) != n:
