@@ -413,7 +413,7 @@ def test_calibration_file_is_refused_when_it_does_not_fit():
         Calibration.from_json({**data, "coef": data["coef"][:-1]})
 
 
-def test_calfeat22_features_are_read_by_name():
+def test_features_are_read_by_name():
     """A calibration file scores each finding on the numeric features it was fitted on,
     by name and in its own order: a file written before a feature was added (or with
     its features in another order) still loads and gives the same probability; a file
