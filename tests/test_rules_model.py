@@ -1537,6 +1537,27 @@ def test_unused_features_collected_noise_outranks_other_low_findings():
     assert assess("unused_features", data)[0] == "info"
 
 
+def test_two22_collected_noise_next_to_weak_real_features():
+    """The labels relate to the features when two features relate beyond noise and one of
+    them clearly (twice the bound): weak real features (a barely predictable target)
+    next to many noise columns are still collected noise. One clear feature alone, the
+    rest within noise (a rare class shrinks every association), is a label problem."""
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    noise = [f"aux{i}" for i in range(10)]
+    # 1200 training rows: noise bound 0.072, twice it 0.144
+    weak = {"a": 0.17, "b": 0.13, "c": 0.12}
+    features = list(weak) + noise
+    cols = [col(f, target_association=weak.get(f, 0.02)) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+    severity, title, _ = assess("unused_features", data)
+    assert severity == "low"
+    assert title.startswith("10 of 13 features")
+    alone = {"a": 0.3, "b": 0.06, "c": 0.05}
+    cols = [col(f, target_association=alone.get(f, 0.02)) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+    assert assess("unused_features", data)[0] == "info"
+
+
 def _ignored(model_class, baseline_score, test_score=0.7):
     features = ["a", "b", "c", "d"]
     cols = [col(f, target_association=a) for f, a in zip(features, (0.9, 0.5, 0.3, 0.2))]
