@@ -149,6 +149,19 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
     return noise, measured
 
 
+def collected_noise(artifact) -> list[str]:
+    """The features the collected-noise finding names: those with no label association
+    beyond noise, when there are enough of them (MIN_NOISE_FEATURES, MIN_NOISE_SHARE)
+    to be collected noise rather than a few weak columns; [] otherwise."""
+    found = noise_features(artifact)
+    if found is None:
+        return []
+    noise, measured = found
+    if len(noise) < MIN_NOISE_FEATURES or not measured or len(noise) / measured < MIN_NOISE_SHARE:
+        return []
+    return noise
+
+
 #: a model whose predictions barely vary reads no feature in any measurable way
 CONSTANT_SHARE = 0.9
 CONSTANT_SPREAD = 0.25
