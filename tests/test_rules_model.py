@@ -357,6 +357,19 @@ def test_feature_drift_multivariate_alone():
     assert weaker[2][0].score < assess("feature_drift", data)[2][0].score
 
 
+def test_two22_a_column_stuck_at_one_value_in_both_splits_does_not_drift():
+    """A feed stuck at one value in both splits has a float-rounding std (7e-15) and
+    means that differ in the last digit: no shift of 1.5 standard deviations."""
+    train = [col("a", mean=27.38387999999999, std=7.1e-15, n_unique=1)] + [
+        col(f) for f in FEATURES[1:]
+    ]
+    test = [col("a", mean=27.38388, std=3.6e-15, n_unique=1)] + [col(f) for f in FEATURES[1:]]
+    assert assess("feature_drift", artifact(train_cols=train, test_cols=test))[0] == "info"
+    # a real shift of a varying column still counts
+    moved = [col("a", mean=1.5)] + [col(f) for f in FEATURES[1:]]
+    assert assess("feature_drift", artifact(test_cols=moved))[0] != "info"
+
+
 def test_two22_multivariate_drift_told_by_an_ordered_id_is_not_covariate_shift():
     """The domain classifier tells the splits apart by a column ordered with the rows (an
     id assigned in row order): that column drifts by construction, as the per-column

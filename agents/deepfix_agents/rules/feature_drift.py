@@ -117,7 +117,10 @@ def numeric_shift(train, test, n_train: int, n_test: int) -> dict | None:
     if train.std is None or test.std is None or train.mean is None or test.mean is None:
         return None
     std = train.std
-    if not std or std <= 0 or not math.isfinite(std):
+    if not std or std <= 0 or not math.isfinite(std) or train.n_unique <= 1:
+        # a column with one value in training has no spread to measure a shift in: its
+        # std is float rounding (7e-15 for a stuck feed), and a rounding difference of the
+        # means then reads as a shift of several standard deviations
         return None
     se = math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
     mean_shift = abs(test.mean - train.mean) / std
