@@ -1228,6 +1228,30 @@ def test_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
     assert finding("split_size_mismatch", same) is None
 
 
+def test_two22_rows_per_feature_counts_the_features_that_relate_to_the_label():
+    """212 training rows for 50 features of which 34 show no label association beyond
+    noise (collected noise, the unused_features finding): 13 rows per feature that
+    relates to the label are enough, so no few-rows finding (the noise columns are the
+    cause, and their finding says so). The same 50 features all related to the label
+    are 4.2 rows per feature: low."""
+    from mlflow_deepfix.schemas import PerformanceSummary
+
+    def columns(noise_association):
+        return [num(f"s{i}", 212, target_association=0.4) for i in range(16)] + [
+            num(f"aux{i}", 212, target_association=noise_association) for i in range(34)
+        ]
+
+    gap = PerformanceSummary(metric="r2", train_score=0.99, test_score=0.56)
+    for association, expected in ((0.01, None), (0.4, "low")):
+        art = artifact(columns(association), n_train=212, n_test=146, task="regression")
+        art = art.model_copy(update={"performance": gap})
+        found = finding("split_size_mismatch", art)
+        if expected is None:
+            assert found is None or "rows per feature" not in found["title"]
+        else:
+            assert found["severity"] == expected and "4.2 rows per feature" in found["title"]
+
+
 # ------------------------------------------------- one shared row is one row of evidence
 
 

@@ -357,6 +357,32 @@ def test_feature_drift_multivariate_alone():
     assert weaker[2][0].score < assess("feature_drift", data)[2][0].score
 
 
+def test_two22_a_column_stuck_at_one_value_in_both_splits_does_not_drift():
+    """A feed stuck at one value in both splits has a float-rounding std (7e-15) and
+    means that differ in the last digit: no shift of 1.5 standard deviations."""
+    train = [col("a", mean=27.38387999999999, std=7.1e-15, n_unique=1)] + [
+        col(f) for f in FEATURES[1:]
+    ]
+    test = [col("a", mean=27.38388, std=3.6e-15, n_unique=1)] + [col(f) for f in FEATURES[1:]]
+    assert assess("feature_drift", artifact(train_cols=train, test_cols=test))[0] == "info"
+    # a real shift of a varying column still counts
+    moved = [col("a", mean=1.5)] + [col(f) for f in FEATURES[1:]]
+    assert assess("feature_drift", artifact(test_cols=moved))[0] != "info"
+
+
+def test_two22_multivariate_drift_told_by_an_ordered_id_is_not_covariate_shift():
+    """The domain classifier tells the splits apart by a column ordered with the rows (an
+    id assigned in row order): that column drifts by construction, as the per-column
+    scores already skip it; the identifier is the finding, not feature drift."""
+    values = {"domain_classifier_auc": 0.99, "a": 1.0, "b": 0.0}
+    train = [col("a", monotonic=True)] + [col(f) for f in FEATURES[1:]]
+    data = artifact(train_cols=train, checks=[check("Multivariate Drift", value=0.98, values=values)])
+    assert assess("feature_drift", data)[0] == "info"
+    # the same drift told by an ordinary feature stays
+    data = artifact(checks=[check("Multivariate Drift", value=0.98, values=values)])
+    assert assess("feature_drift", data)[0] in ("high", "critical")
+
+
 def test_feature_drift_categorical_share_change():
     train = [
         col("a"),
@@ -1534,6 +1560,27 @@ def test_unused_features_collected_noise_outranks_other_low_findings():
     assert assess("unused_features", artifact(features=features, train_cols=weak, model=model))[0] == "info"
     few = strong + noise[:5]
     data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
+    assert assess("unused_features", data)[0] == "info"
+
+
+def test_two22_collected_noise_next_to_weak_real_features():
+    """The labels relate to the features when two features relate beyond noise and one of
+    them clearly (twice the bound): weak real features (a barely predictable target)
+    next to many noise columns are still collected noise. One clear feature alone, the
+    rest within noise (a rare class shrinks every association), is a label problem."""
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    noise = [f"aux{i}" for i in range(10)]
+    # 1200 training rows: noise bound 0.072, twice it 0.144
+    weak = {"a": 0.17, "b": 0.13, "c": 0.12}
+    features = list(weak) + noise
+    cols = [col(f, target_association=weak.get(f, 0.02)) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+    severity, title, _ = assess("unused_features", data)
+    assert severity == "low"
+    assert title.startswith("10 of 13 features")
+    alone = {"a": 0.3, "b": 0.06, "c": 0.05}
+    cols = [col(f, target_association=alone.get(f, 0.02)) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
     assert assess("unused_features", data)[0] == "info"
 
 

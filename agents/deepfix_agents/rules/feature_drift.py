@@ -117,7 +117,10 @@ def numeric_shift(train, test, n_train: int, n_test: int) -> dict | None:
     if train.std is None or test.std is None or train.mean is None or test.mean is None:
         return None
     std = train.std
-    if not std or std <= 0 or not math.isfinite(std):
+    if not std or std <= 0 or not math.isfinite(std) or train.n_unique <= 1:
+        # a column with one value in training has no spread to measure a shift in: its
+        # std is float rounding (7e-15 for a stuck feed), and a rounding difference of the
+        # means then reads as a shift of several standard deviations
         return None
     se = math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
     mean_shift = abs(test.mean - train.mean) / std
@@ -348,6 +351,11 @@ def multivariate_drift(artifact):
         ((v, k) for k, v in multi.values.items() if k in features and v is not None),
         reverse=True,
     )
+    if ranked and ranked[0][1] in _skipped_columns(artifact):
+        # the classifier tells the splits apart by an index, id or date column, which
+        # drifts by construction in an ordered split: that column's issue (identifier
+        # or temporal), not covariate shift, as for the per-column scores
+        return None
     weight = importance_weight(artifact, ranked[0][1]) if ranked else 0.8
     score = weight * interp(drift - noise, MULTIVARIATE_SCORE) * performance_factor(artifact)
     if score < 0.05:
@@ -404,7 +412,9 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         "input the same scores over every row of both tables, n and m their row counts) "
         "maps 0.1 -> 0.2, 0.2 -> 0.4, 0.35 -> 0.6, 0.5 -> 0.75 with the same weights; Multivariate "
         "Drift (2 AUC - 1, less 1/sqrt(n_test)) 0.25 -> 0.25, 0.4 -> 0.45, 0.6 -> 0.65, "
-        "weighted like its most useful feature (x0.8 when unknown). Everything x0.8 when the "
+        "weighted like its most useful feature (x0.8 when unknown), none when that feature is an "
+        "index, id or date column (it drifts by construction in an ordered split, like the "
+        "columns the per-feature scores skip). Everything x0.8 when the "
         "test score is within 0.02 of the training score (no impact yet). On a chronological "
         "split, capped at low when the baseline ladder scores as well on the test period as "
         "in cross-validation and the model as well as the ladder (within one noise unit of "

@@ -6,6 +6,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules.constant_feature import constant_columns
 from deepfix_agents.rules.overfitting import _clip, noise_margin
+from deepfix_agents.rules.unused_features import collected_noise
 
 #: rows in the test split -> score. Below ~30 rows no score is reliable; a 95% interval
 #: for an accuracy measured on n rows is about +-1/sqrt(n) wide (+-0.2 at 25 rows,
@@ -109,7 +110,8 @@ class SplitSizeMismatch(Rule):
         "0.19 (no finding) and it explains no symptom. "
         "Large test split: test/train 1.5 -> 0.25, 3 -> 0.5, 6 -> 0.7, 10 -> 0.8, 20 -> 0.9, "
         "x1.0 up to 200 training rows, x0.7 at 2,000, x0.4 at 20,000. Training rows per model "
-        "feature: 1 -> 0.7, 3 -> 0.45, 5 -> 0.3, 10 -> 0, at most 0.39 (low: the harm of too few rows "
+        "feature that relates to the label (collected noise columns, the unused_features "
+        "finding, are its cause, not a shortage of rows): 1 -> 0.7, 3 -> 0.45, 5 -> 0.3, 10 -> 0, at most 0.39 (low: the harm of too few rows "
         "is the overfitting it causes, measured by that rule), at most 0.19 (no finding) when "
         "the model's test score is within one standard error of its training score (no "
         "memorisation: no harm measured). Deepchecks' Datasets Size Comparison "
@@ -202,8 +204,12 @@ class SplitSizeMismatch(Rule):
                 )
 
         n_features = len(dataset.feature_names)
-        if n_train and n_features:
-            per_feature = n_train / n_features
+        # collected noise (many features with no label association, the unused_features
+        # finding) is not a shortage of rows: without those columns the rows suffice, so
+        # the rows are counted per feature that relates to the label
+        n_noise = len(collected_noise(artifact))
+        if n_train and n_features - n_noise > 0:
+            per_feature = n_train / (n_features - n_noise)
             score = min(interp(per_feature, ROWS_PER_FEATURE_SCORE), FEW_ROWS_CAP)
             if self._no_gap(artifact):
                 score = min(score, PROPORTIONAL_CAP)
