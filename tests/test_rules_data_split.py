@@ -1228,7 +1228,7 @@ def test_few_rows_per_feature_without_a_train_test_gap_is_no_finding():
     assert finding("split_size_mismatch", same) is None
 
 
-def test_two22_rows_per_feature_counts_the_features_that_relate_to_the_label():
+def test_rows_per_feature_counts_the_features_that_relate_to_the_label():
     """212 training rows for 50 features of which 34 show no label association beyond
     noise (collected noise, the unused_features finding): 13 rows per feature that
     relates to the label are enough, so no few-rows finding (the noise columns are the

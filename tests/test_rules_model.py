@@ -357,7 +357,7 @@ def test_feature_drift_multivariate_alone():
     assert weaker[2][0].score < assess("feature_drift", data)[2][0].score
 
 
-def test_two22_a_column_stuck_at_one_value_in_both_splits_does_not_drift():
+def test_a_column_stuck_at_one_value_in_both_splits_does_not_drift():
     """A feed stuck at one value in both splits has a float-rounding std (7e-15) and
     means that differ in the last digit: no shift of 1.5 standard deviations."""
     train = [col("a", mean=27.38387999999999, std=7.1e-15, n_unique=1)] + [
@@ -370,7 +370,7 @@ def test_two22_a_column_stuck_at_one_value_in_both_splits_does_not_drift():
     assert assess("feature_drift", artifact(test_cols=moved))[0] != "info"
 
 
-def test_two22_multivariate_drift_told_by_an_ordered_id_is_not_covariate_shift():
+def test_multivariate_drift_told_by_an_ordered_id_is_not_covariate_shift():
     """The domain classifier tells the splits apart by a column ordered with the rows (an
     id assigned in row order): that column drifts by construction, as the per-column
     scores already skip it; the identifier is the finding, not feature drift."""
@@ -1563,7 +1563,7 @@ def test_unused_features_collected_noise_outranks_other_low_findings():
     assert assess("unused_features", data)[0] == "info"
 
 
-def test_two22_collected_noise_next_to_weak_real_features():
+def test_collected_noise_next_to_weak_real_features():
     """The labels relate to the features when two features relate beyond noise and one of
     them clearly (twice the bound): weak real features (a barely predictable target)
     next to many noise columns are still collected noise. One clear feature alone, the
