@@ -207,7 +207,7 @@ class SplitSizeMismatch(Rule):
         # collected noise (many features with no label association, the unused_features
         # finding) is not a shortage of rows: without those columns the rows suffice, so
         # the rows are counted per feature that relates to the label
-        n_noise = len(collected_noise(artifact))
+        n_noise = len(collected_noise(artifact)[0])
         if n_train and n_features - n_noise > 0:
             per_feature = n_train / (n_features - n_noise)
             score = min(interp(per_feature, ROWS_PER_FEATURE_SCORE), FEW_ROWS_CAP)

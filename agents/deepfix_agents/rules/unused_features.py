@@ -149,17 +149,18 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
     return noise, measured
 
 
-def collected_noise(artifact) -> list[str]:
-    """The features the collected-noise finding names: those with no label association
-    beyond noise, when there are enough of them (MIN_NOISE_FEATURES, MIN_NOISE_SHARE)
-    to be collected noise rather than a few weak columns; [] otherwise."""
+def collected_noise(artifact) -> tuple[list[str], int]:
+    """The features the collected-noise finding names, and how many were measured: those
+    with no label association beyond noise, when there are enough of them
+    (MIN_NOISE_FEATURES, MIN_NOISE_SHARE) to be collected noise rather than a few weak
+    columns; no features otherwise."""
     found = noise_features(artifact)
     if found is None:
-        return []
+        return [], 0
     noise, measured = found
     if len(noise) < MIN_NOISE_FEATURES or not measured or len(noise) / measured < MIN_NOISE_SHARE:
-        return []
-    return noise
+        return [], measured
+    return noise, measured
 
 
 #: a model whose predictions barely vary reads no feature in any measurable way
@@ -393,15 +394,10 @@ class UnusedFeatures(Rule):
 
     def detect_dataset(self, artifact):
         """Many collected features carry no relation to the label at all (noise)."""
-        found = noise_features(artifact)
-        if found is None:
-            return
-        noise, measured = found
-        if len(noise) < MIN_NOISE_FEATURES or not measured:
+        noise, measured = collected_noise(artifact)
+        if not noise:
             return
         share = len(noise) / measured
-        if share < MIN_NOISE_SHARE:
-            return
         bound = noise_bound(artifact.dataset.train.n_rows)
         yield self.signal(
             "dataset",
