@@ -291,17 +291,13 @@ def _template(adapter: Any, task: str, features: list[str], cat_features: list[s
 # --------------------------------------------------------------------------- planning
 
 
-def leak_candidates(dataset: DatasetSummary, reliance: dict[str, float] | None = None,
-                    max_candidates: int = MAX_LEAK_CANDIDATES) -> list[tuple[str, float]]:
-    """Features to measure as possible leaks (not index-like ones: identifier_leakage
-    judges those): every feature whose association with the label on train reaches
-    LEAK_ASSOCIATION, strongest first, then features reaching WEAK_LEAK_ASSOCIATION that
-    the model relies on (``reliance``: what shuffling the feature on evaluation rows costs
-    its score, at least WEAK_LEAK_RELIANCE), most relied on first."""
+def _associated(dataset: DatasetSummary) -> list[tuple[str, float]]:
+    """(feature, association with the label on train) for every feature that is not
+    index-like (identifier_leakage judges those) and reaches WEAK_LEAK_ASSOCIATION."""
     if dataset.train is None:
         return []
     features = set(dataset.feature_names)
-    found = [
+    return [
         (c.name, float(c.target_association))
         for c in dataset.train.columns
         if c.name in features
@@ -309,6 +305,16 @@ def leak_candidates(dataset: DatasetSummary, reliance: dict[str, float] | None =
         and c.target_association is not None
         and c.target_association >= WEAK_LEAK_ASSOCIATION
     ]
+
+
+def leak_candidates(dataset: DatasetSummary, reliance: dict[str, float] | None = None,
+                    max_candidates: int = MAX_LEAK_CANDIDATES) -> list[tuple[str, float]]:
+    """Features to measure as possible leaks (not index-like ones: identifier_leakage
+    judges those): every feature whose association with the label on train reaches
+    LEAK_ASSOCIATION, strongest first, then features reaching WEAK_LEAK_ASSOCIATION that
+    the model relies on (``reliance``: what shuffling the feature on evaluation rows costs
+    its score, at least WEAK_LEAK_RELIANCE), most relied on first."""
+    found = _associated(dataset)
     strong = sorted((t for t in found if t[1] >= LEAK_ASSOCIATION), key=lambda t: (-t[1], t[0]))
     reliance = reliance or {}
     weak = sorted(
@@ -322,18 +328,8 @@ def leak_candidates(dataset: DatasetSummary, reliance: dict[str, float] | None =
 def weak_unscreened(dataset: DatasetSummary, reliance: dict[str, float]) -> list[tuple[str, float]]:
     """Weak-association features whose reliance nobody measured yet (the spurious probe
     covers the most important features only), strongest first, at most MAX_WEAK_SCREENED."""
-    if dataset.train is None:
-        return []
-    features = set(dataset.feature_names)
-    found = [
-        (c.name, float(c.target_association))
-        for c in dataset.train.columns
-        if c.name in features
-        and c.name not in reliance
-        and not c.monotonic
-        and c.target_association is not None
-        and WEAK_LEAK_ASSOCIATION <= c.target_association < LEAK_ASSOCIATION
-    ]
+    found = [(name, value) for name, value in _associated(dataset)
+             if name not in reliance and value < LEAK_ASSOCIATION]
     return sorted(found, key=lambda t: (-t[1], t[0]))[:MAX_WEAK_SCREENED]
 
 
