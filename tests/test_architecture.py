@@ -150,6 +150,7 @@ def test_the_contracts_cover_the_issue():
         "kb-no-checks": "forbidden",
         "checks-no-agents": "forbidden",
         "schemas-leaf": "forbidden",
+        "intervals-leaf": "forbidden",
     }
     assert SETTINGS["include_external_packages"] is True
     layers = [_layer_modules(layer) for layer in CONTRACTS["flow-layers"]["layers"]]
@@ -175,6 +176,8 @@ def test_the_contracts_cover_the_issue():
     assert "mlflow_deepfix.checks" in forbidden["kb-no-checks"]
     assert "deepfix_agents" in forbidden["checks-no-agents"]
     assert {"mlflow_deepfix.*", "deepfix_agents", "kb_builder"} <= forbidden["schemas-leaf"]
+    # the statistics both the testing step and the rules use import nothing of ours either
+    assert {"mlflow_deepfix.*", "deepfix_agents", "kb_builder"} <= forbidden["intervals-leaf"]
 
 
 def test_the_fixture_tree_without_violations_keeps_every_contract(tmp_path):
