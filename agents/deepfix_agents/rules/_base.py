@@ -216,10 +216,14 @@ class Rule:
 
     @staticmethod
     def fact(signals: Sequence[Signal], key: str, default=None):
-        for s in sorted(signals, key=lambda s: (-s.score, -s.confidence)):
-            if key in s.facts:
-                return s.facts[key]
-        return default
+        """``key``'s value on the strongest signal that records it."""
+        return first_fact(sorted(signals, key=lambda s: (-s.score, -s.confidence)), key, default)
+
+
+def first_fact(ordered: Sequence[Signal], key: str, default=None):
+    """``key``'s value on the first of ``ordered`` that records it (a rule that orders its
+    signals otherwise than :meth:`Rule.fact`, strongest first, reads its facts here)."""
+    return next((s.facts[key] for s in ordered if key in s.facts), default)
 
 
 def validate_rule(cls: type) -> None:

@@ -6,7 +6,7 @@ import math
 import re
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._base import Rule, first_fact, interp, pct
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
@@ -542,20 +542,16 @@ class Outliers(Rule):
         # the values' presence as estimated before any cap (:func:`harmless_by_both`):
         # the title names the most extreme column whether or not it was measured harmless
         ordered = sorted(signals, key=lambda s: (-s.facts.get("estimate", s.score), -s.confidence))
-
-        def fact(key, default=None):
-            return next((s.facts[key] for s in ordered if key in s.facts), default)
-
-        column = fact("column")
+        column = first_fact(ordered, "column")
         strongest = ordered[0]
         if column is not None and "inf_column" not in strongest.facts:
-            share, n = fact("share", 0.0), fact("n_columns", 1)
+            share, n = first_fact(ordered, "share", 0.0), first_fact(ordered, "n_columns", 1)
             more = f" (and {n - 1} more feature(s))" if n > 1 else ""
             if column in artifact.dataset.property_names:
                 what = self.samples(artifact)
                 more = f" (and {n - 1} more properties)" if n > 1 else ""
                 return f"{pct(share)} of {what} are extreme outliers in {column!r}{more}"
-            least = "At least " if fact("coded") else ""
+            least = "At least " if first_fact(ordered, "coded") else ""
             return f"{least}{pct(share)} of {column!r} values are extreme outliers{more}"
         inf_column = self.fact(signals, "inf_column")
         if inf_column is not None:

@@ -293,7 +293,7 @@ class WeakSegment(Rule):
         """Two sources corroborate a weak segment only when each found one worth
         reporting: a second segment too mild to report on its own (info) is another
         group, not more evidence for the one the finding names."""
-        top = max(signals, key=lambda s: (s.score, s.confidence))
+        top = self.strongest(signals)
         kept = [s for s in signals if s is top or severity_for(s.score) != "info"]
         return super().confidence(kept)
 
