@@ -110,15 +110,13 @@ def clean_twin(case_id: str) -> str | None:
     return None if category == "clean" else f"clean.{dataset}.{model}.none.{seed}"
 
 
-def _tv(a: dict, b: dict) -> float:
-    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in sorted(set(a) | set(b)))
-
-
 def measured(artifact: dict) -> str:
     """One line of what the testing step measured that bears on a planted bug's harm:
     test accuracy and balanced accuracy (or the test score), the expected calibration
     error and its noise level, the minority class's F1 at 0.5 and at the best threshold,
     and how far the predicted class shares are from the true ones on test."""
+    from deepfix_agents.rules.label_drift import total_variation
+
     perf = artifact.get("performance") or {}
     test = (perf.get("scores") or {}).get("test", {})
     labels = ((artifact.get("dataset") or {}).get("test") or {}).get("label_distribution") or {}
@@ -135,7 +133,7 @@ def measured(artifact: dict) -> str:
                      f" at {perf.get('best_threshold')}")
     predicted = perf.get("prediction_distribution") or {}
     if predicted and labels:
-        parts.append(f"pred-vs-true tv={_tv(predicted, labels):.3f}")
+        parts.append(f"pred-vs-true tv={total_variation(predicted, labels):.3f}")
     if len(labels) >= 2:
         rare, share = min(labels.items(), key=lambda kv: (kv[1], kv[0]))
         n_rows = ((artifact.get("dataset") or {}).get("test") or {}).get("n_rows") or 0
