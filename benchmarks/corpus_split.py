@@ -5,10 +5,10 @@ The 14 datasets are split once, before any failure is read, stratified by task t
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
 
-    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v1-KEY
+    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v1]
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
     python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
-    python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v1-OLDKEY --cache-root CACHE_ROOT
+    python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v2-OLDKEY --cache-root CACHE_ROOT
 
 ``failures --twin`` prints, under each case, what the testing step measured on it and on
 its clean twin (the clean control of the same dataset, model family and seed): a planted
@@ -72,11 +72,28 @@ def _line(name: str, s) -> str:
             f"  clean medium+ {s.clean_medium_plus:.3f} (n={s.n_clean})")
 
 
+def _with_v1_validity(outcomes):
+    """The outcomes with corpus v1's validity: an absolute ECE bar, and rarity or
+    nudges counted whether or not they harmed the model (re-derived from each case's
+    recorded harm, so both definitions are scored on the same artifacts)."""
+    from dataclasses import replace
+
+    from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, CaseSpec, validity
+
+    out = []
+    for o in outcomes:
+        valid, reason = validity(CaseSpec.from_id(o.case_id), o.harm, HARM_REQUIRED_V1)
+        out.append(replace(o, valid=valid, invalid_reason=reason))
+    return out
+
+
 def score_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.scoring import group_scores, score
 
     split = load_split()
     outcomes = _outcomes(Path(args.cache))
+    if args.definition == "v1":
+        outcomes = _with_v1_validity(outcomes)
     if args.calibrated:
         # each case diagnosed by the calibration fitted without its dataset (what the
         # evaluator's default would say on a dataset the calibration never saw)
@@ -225,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json")
     p.add_argument("--calibrated", action="store_true",
                    help="score the rules + the learned calibration, leave-one-dataset-out")
+    p.add_argument("--definition", choices=("v2", "v1"), default="v2",
+                   help="v1: corpus v1's validity (absolute ECE bar; class_imbalance and "
+                   "prediction_drift counted without measured harm), same artifacts")
     p = sub.add_parser("failures")
     p.add_argument("--cache", required=True)
     p.add_argument("--category", required=True)
@@ -234,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="also print what was measured on the case and on its clean twin")
     p = sub.add_parser("stage1")
     p.add_argument("--reference", required=True, metavar="DIR",
-                   help="a cache folder (e.g. CACHE_ROOT/v1-KEY) whose case ids to re-test")
+                   help="a cache folder (e.g. CACHE_ROOT/v2-KEY) whose case ids to re-test")
     p.add_argument("--cache-root", required=True, metavar="DIR",
-                   help="cache root for the new artifacts (a v1-KEY folder is made inside)")
+                   help="cache root for the new artifacts (a vN-KEY folder is made inside, N the corpus version)")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--timeout", type=float, default=240.0)
     sub.add_parser("split")

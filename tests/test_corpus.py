@@ -22,6 +22,7 @@ from mlflow_deepfix.bench.corpus import (
     generate_cases,
     load_dataset,
 )
+from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, validity
 from mlflow_deepfix.bench.corpus.calibration import fit_calibration, held_out_calibrated
 from mlflow_deepfix.bench.corpus.injectors import injector
 from mlflow_deepfix.bench.corpus.runner import (
@@ -176,6 +177,64 @@ def test_behaviour_injectors_plant_what_they_say():
     purity = frag.served.train.groupby("site_code")["vote"].agg(lambda v: v.value_counts(
         normalize=True).iloc[0])
     assert purity.min() > 0.85
+
+
+def test_feature_drift_keeps_integer_columns_integer():
+    # randhie's informative integer columns: a fractional shift made the test split
+    # non-integer and the served model's signature refused it (a schema mismatch, not
+    # the planted drift); the drift now moves them by whole units and keeps their type
+    drift = build_case(CaseSpec(("feature_drift",), "randhie", "svm", ("four_by_2_5sd",)))
+    tr, te = drift.served.train, drift.served.test
+    ints = [c for c in tr.columns if pd.api.types.is_integer_dtype(tr[c].dtype)]
+    moved = [c for c in tr.columns if c != drift.served.target
+             and abs(te[c].astype(float).mean() - tr[c].astype(float).mean())
+             > 1.5 * tr[c].astype(float).std()]
+    assert len(moved) == 4 and set(moved) & set(ints)
+    assert all(pd.api.types.is_integer_dtype(te[c].dtype) for c in ints)
+    assert drift.metadata["harm"]["score_test"] is not None  # the model can score it
+
+
+def test_twin_relative_harm_decides_validity():
+    # naive Bayes on duplicated signals: calibration measured against the same workflow
+    # without the bug, whatever the family's own calibration
+    cal = build_case(CaseSpec(("poor_calibration",), "fair", "mlp", ("strong",)))
+    harm = cal.metadata["harm"]
+    assert harm["ece_excess"] == pytest.approx(harm["ece"] - harm["ece_reference"], abs=2e-4)
+    assert harm["ece_excess"] >= 0.05 and cal.metadata["valid"]
+    # a rare class that costs nothing (mean recall as good as the clean workflow's) is
+    # left out, with the measure and the bar in the reason
+    rare = build_case(CaseSpec(("class_imbalance",), "iris", "mlp", ("rare20",)))
+    harm = rare.metadata["harm"]
+    assert harm["balanced_accuracy_drop"] == pytest.approx(
+        harm["balanced_accuracy_reference"] - harm["balanced_accuracy"], abs=2e-4)
+    assert harm["balanced_accuracy_drop"] < 0.05 and not rare.metadata["valid"]
+    assert "balanced_accuracy_drop" in rare.metadata["invalid_reason"]
+    # with a second bug, the reference keeps that bug: a leak lifts balanced accuracy
+    # in the case and in its reference alike, so it does not hide the rare class's cost
+    # (measured against the clean twin this pair's drop was -0.10: the leak's lift)
+    pair = build_case(CaseSpec(("target_leakage", "class_imbalance"), "fair", "linear",
+                               ("leak_mid", "rare03")))
+    harm = pair.metadata["harm"]
+    assert harm["balanced_accuracy_reference"] > 0.9 > harm["score_clean"]
+    assert harm["balanced_accuracy_drop"] >= 0.05 and pair.metadata["valid"]
+
+
+def test_validity_bars_of_the_twin_relative_categories():
+    spec = CaseSpec(("prediction_drift",), "iris", "svm", ("nudge_0_2sd",))
+    healthy = {"score_clean": 0.95, "score_baseline_clean": 0.33}
+    assert validity(spec, {**healthy, "score_drop": 0.06}) == (True, "")
+    ok, reason = validity(spec, {**healthy, "score_drop": 0.01})
+    assert not ok and "score_drop" in reason
+    spec = CaseSpec(("poor_calibration",), "iris", "svm", ("strong",))
+    ok, reason = validity(spec, {**healthy, "ece": 0.2, "ece_excess": 0.01})
+    assert not ok and "ece_excess" in reason
+    ok, reason = validity(spec, {**healthy, "ece": 0.2})
+    assert not ok and "not measurable" in reason
+    # corpus v1's bars, kept for scoring both definitions on the same artifacts
+    assert validity(spec, {**healthy, "ece": 0.2, "ece_excess": 0.01}, HARM_REQUIRED_V1)[0]
+    harmless = CaseSpec(("class_imbalance",), "iris", "svm", ("rare20",))
+    assert validity(harmless, {**healthy, "balanced_accuracy_drop": 0.0}, HARM_REQUIRED_V1)[0]
+    assert not validity(harmless, {**healthy, "balanced_accuracy_drop": 0.0})[0]
 
 
 # --------------------------------------------------------------------------- runner
@@ -474,7 +533,7 @@ def test_bench_cli_corpus_lists_and_refuses(capsys, tmp_path):
      "segment_shortfall"),
 ])
 def test_a_group_or_segment_counts_only_when_served_worse_beyond_noise(spec, measure):
-    from mlflow_deepfix.bench.corpus.cases import validity
+    from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, validity
 
     healthy = {"score_clean": 0.75, "score_baseline_clean": 0.65}
     worse = {**healthy, measure: 0.2, f"{measure}_z": 3.0}

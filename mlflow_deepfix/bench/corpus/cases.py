@@ -32,7 +32,10 @@ from mlflow_deepfix.bench.corpus.workflow import Served, Workflow, fit_and_serve
 logger = logging.getLogger(__name__)
 
 #: bump when the generated cases change (a new injector, other magnitudes ...)
-CORPUS_VERSION = "1"
+CORPUS_VERSION = "2"
+# 2: feature_drift keeps integer columns integer; harm adds ECE and balanced accuracy
+#    of the workflow without the bug (``*_reference``), and class_imbalance,
+#    poor_calibration and prediction_drift count only with measured harm
 
 #: buggy cases per category in the full corpus
 PER_CATEGORY = 24
@@ -143,11 +146,14 @@ class BuiltCase:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def _workflow(spec: CaseSpec, *, with_bugs: bool) -> Workflow:
+def _workflow(spec: CaseSpec, *, with_bugs: bool, without: str | None = None) -> Workflow:
+    """The case's workflow, with its bugs planted (``without``: all but that one)."""
     dataset = load_dataset(spec.dataset)
     wf = new_workflow(dataset, spec.model, spec.seed, _rng_seed(spec.id))
     if with_bugs:
         for category, magnitude in zip(spec.categories, spec.magnitudes):
+            if category == without:
+                continue
             inj = INJECTORS[category]
             if not inj.applies(dataset, spec.model) or magnitude not in inj.levels_for(
                 dataset, spec.model
@@ -194,6 +200,37 @@ def _f1_gain(y: np.ndarray, proba: np.ndarray, classes: np.ndarray) -> float:
     best = max(f1_score(truth, proba[:, 1] >= t, zero_division=0)
                for t in np.linspace(0.02, 0.98, 49))
     return float(best - at_default)
+
+
+def _balanced_accuracy(y: pd.Series, pred: np.ndarray) -> float | None:
+    """Mean recall over the test classes (None when not computable): what a rare class
+    loses shows here, where plain accuracy hardly moves."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    try:
+        return float(balanced_accuracy_score(np.asarray(y).astype(str),
+                                             np.asarray(pred).astype(str)))
+    except Exception:  # noqa: BLE001 - wrong-task outputs etc. are scored as None
+        return None
+
+
+def _probability_measures(spec: CaseSpec, served: Served) -> dict[str, float]:
+    """ECE of the served classifier's probabilities on its test split, and for a binary
+    task the F1 a better threshold would gain (empty without probabilities)."""
+    raw = served.raw
+    if not hasattr(raw, "predict_proba") or spec.model == "pyfunc_labels":
+        return {}
+    try:
+        X = served.test.drop(columns=[served.target])[list(raw.feature_names_in_)]
+        proba = np.asarray(raw.predict_proba(X))
+        y = served.test[served.target].to_numpy()
+        out = {"ece": _ece(y, proba, raw.classes_)}
+        if proba.shape[1] == 2:
+            out["f1_gain"] = _f1_gain(y, proba, raw.classes_)
+        return out
+    except Exception as error:  # noqa: BLE001 - no probabilities: nothing to measure
+        logger.debug("%s: no probability measurements (%s)", spec.id, error)
+        return {}
 
 
 def _served_on(task: str, y: np.ndarray, pred: np.ndarray, rows: np.ndarray,
@@ -275,8 +312,17 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     "degenerate_predictions": ("score_drop", 0.03),
     "preprocessing_mismatch": ("score_drop", 0.05),
     "overfitting": ("train_test_gap", 0.10),
-    "poor_calibration": ("ece", 0.05),
+    # worse calibrated than the same workflow without the bug: a model family that is
+    # poorly calibrated anyway (naive Bayes) is no planted miscalibration, and a rule
+    # that flagged it would flag its clean control too
+    "poor_calibration": ("ece_excess", 0.05),
     "decision_threshold": ("f1_gain", 0.05),
+    # a rare class is a cause only where it costs that class: balanced accuracy (mean
+    # recall over the classes) below the clean workflow's, same bar as the others
+    "class_imbalance": ("balanced_accuracy_drop", 0.05),
+    # labels unchanged, features nudged: the moved predictions cost test score (same
+    # bar as a shortcut, the other test-only shift of inputs)
+    "prediction_drift": ("score_drop", 0.02),
     # behaviour categories (issue 15): the shortcut must cost the model on the test
     # split, and the groups must really be served unequally
     "spurious_correlation": ("score_drop", 0.02),
@@ -284,6 +330,13 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     # the planted segment must be served measurably worse than the rest of the test rows
     # (same bar as a disparity: the shuffle can leave a segment no worse than the rest)
     "weak_segment": ("segment_shortfall", 0.05),
+}
+#: corpus v1's bars (an absolute ECE, rarity and nudges counted without harm), kept to
+#: score both definitions on the same artifacts (``corpus_split.py score --definition v1``)
+HARM_REQUIRED_V1: dict[str, tuple[str, float]] = {
+    **{k: v for k, v in HARM_REQUIRED.items()
+       if k not in ("class_imbalance", "prediction_drift")},
+    "poor_calibration": ("ece", 0.05),
 }
 #: harm that must also stand out from sampling noise (category -> (z measure, minimum)):
 #: the disparity's groups are a random split of the test rows, so a gap of 0.05 between
@@ -317,6 +370,34 @@ def _with_z(name: str, found: tuple[float, float] | None) -> dict[str, Any]:
     return {name: shortfall, f"{name}_z": shortfall / se if se > 0 else None}
 
 
+#: categories whose harm is read against the same workflow without that bug on
+#: measures another bug moves too (a leak lifts balanced accuracy): in a two-bug case
+#: the reference keeps the other bug, for one bug it is the clean twin
+TWIN_RELATIVE = ("class_imbalance", "poor_calibration")
+
+
+def _reference_measures(spec: CaseSpec, clean: Served,
+                        clean_pred: np.ndarray | None) -> dict[str, float]:
+    """Balanced accuracy and ECE of the same workflow without the twin-relative bug of
+    ``spec`` (``clean`` when it has one bug): keys ``*_reference``."""
+    relative = [c for c in spec.categories if c in TWIN_RELATIVE]
+    reference, pred = clean, clean_pred
+    if len(spec.categories) > 1 and relative:
+        if len(relative) > 1:
+            raise ValueError(f"{spec.id}: one twin-relative category per case, got {relative}")
+        reference = fit_and_serve(_workflow(spec, with_bugs=True, without=relative[0]))
+        pred = _predict(reference, reference.test)
+    out: dict[str, float] = {}
+    if pred is not None:
+        balanced = _balanced_accuracy(reference.test[reference.target], pred)
+        if balanced is not None:
+            out["balanced_accuracy_reference"] = balanced
+    ece = _probability_measures(spec, reference).get("ece")
+    if ece is not None:
+        out["ece_reference"] = ece
+    return out
+
+
 def measure(spec: CaseSpec, served: Served,
             segment: tuple[str, Any] | None = None) -> dict[str, Any]:
     """Harm measured against the same workflow without the bug, on the same seed
@@ -334,19 +415,20 @@ def measure(spec: CaseSpec, served: Served,
         clean_pred = _predict(clean, clean.test)
         out["score_clean"] = _score(task, clean.test[clean.target], clean_pred)
         out["score_baseline_clean"] = _baseline(task, clean)
-    raw = served.raw
-    if task != "regression" and hasattr(raw, "predict_proba") and spec.model != "pyfunc_labels":
-        try:
-            X = served.test.drop(columns=[served.target])[list(raw.feature_names_in_)]
-            proba = np.asarray(raw.predict_proba(X))
-            out["ece"] = _ece(served.test[served.target].to_numpy(), proba, raw.classes_)
-            if proba.shape[1] == 2:
-                out["f1_gain"] = _f1_gain(served.test[served.target].to_numpy(), proba,
-                                          raw.classes_)
-        except Exception as error:  # noqa: BLE001 - no probabilities: nothing to measure
-            logger.debug("%s: no probability measurements (%s)", spec.id, error)
+        if task != "regression":
+            out.update(_reference_measures(spec, clean, clean_pred))
+    if task != "regression":
+        out.update(_probability_measures(spec, served))
+        if pred is not None:
+            out["balanced_accuracy"] = _balanced_accuracy(served.test[served.target], pred)
     if out.get("score_test") is not None and out.get("score_clean") is not None:
         out["score_drop"] = out["score_clean"] - out["score_test"]
+    if out.get("ece") is not None and out.get("ece_reference") is not None:
+        out["ece_excess"] = out["ece"] - out["ece_reference"]
+    if (out.get("balanced_accuracy") is not None
+            and out.get("balanced_accuracy_reference") is not None):
+        out["balanced_accuracy_drop"] = (out["balanced_accuracy_reference"]
+                                         - out["balanced_accuracy"])
     if pred is not None and served.config.get("sensitive_features"):
         out.update(_with_z("group_shortfall", _group_shortfall(task, served, pred)))
     if pred is not None and segment is not None:
@@ -357,9 +439,12 @@ def measure(spec: CaseSpec, served: Served,
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
 
 
-def validity(spec: CaseSpec, harm: dict[str, Any]) -> tuple[bool, str]:
+def validity(spec: CaseSpec, harm: dict[str, Any],
+             required: dict[str, tuple[str, float]] | None = None) -> tuple[bool, str]:
     """Whether the planted bug measurably harms the model (for the harm-based
-    categories); a case that fails this is excluded from scoring, with the reason."""
+    categories); a case that fails this is excluded from scoring, with the reason.
+    ``required``: the bars (default :data:`HARM_REQUIRED`)."""
+    required = HARM_REQUIRED if required is None else required
     if not spec.categories:
         # a clean control must be a healthy workflow: clearly better than the trivial
         # baseline (a model no better than it is a true alarm, not a false one)
@@ -371,9 +456,9 @@ def validity(spec: CaseSpec, harm: dict[str, Any]) -> tuple[bool, str]:
     if clean is None or base is None or clean - base < CLEAN_MARGIN:
         return False, f"the workflow without the bug is not healthy ({clean} vs {base})"
     for category in spec.categories:
-        if category not in HARM_REQUIRED:
+        if category not in required:
             continue
-        measure_name, threshold = HARM_REQUIRED[category]
+        measure_name, threshold = required[category]
         value = harm.get(measure_name)
         if value is None:
             if category in ("preprocessing_mismatch", "degenerate_predictions",

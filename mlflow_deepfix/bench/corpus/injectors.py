@@ -348,8 +348,19 @@ def _feature_drift(wf: Workflow, level: Any) -> None:
     frame = wf.test.copy()
     for i, col in enumerate(cols):
         sign = 1.0 if (wf.seed + i) % 2 == 0 else -1.0
-        frame[col] = frame[col].astype(float) + sign * shift * _sd(wf.train, col)
+        frame[col] = _shifted(frame[col], sign * shift * _sd(wf.train, col))
     wf.test = frame
+
+
+def _shifted(column: pd.Series, by: float) -> pd.Series:
+    """``column`` moved by ``by``. An integer column moves by whole units (at least one)
+    and keeps its type: a new instrument on the same scale. Shifting it by a fraction
+    made the test values non-integer, and the served model's signature refused the whole
+    split as a schema mismatch instead of showing the planted drift."""
+    if pd.api.types.is_integer_dtype(column.dtype):
+        units = max(1, int(abs(by) + 0.5))
+        return column + int(np.sign(by)) * units
+    return column.astype(float) + by
 
 
 @injector(
