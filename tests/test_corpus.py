@@ -195,8 +195,8 @@ def test_feature_drift_keeps_integer_columns_integer():
 
 
 def test_twin_relative_harm_decides_validity():
-    # naive Bayes on duplicated signals: calibration measured against the same workflow
-    # without the bug, whatever the family's own calibration
+    # a net's probabilities sharpened at serving: calibration measured against the same
+    # workflow without the bug, whatever the family's own calibration
     cal = build_case(CaseSpec(("poor_calibration",), "fair", "mlp", ("strong",)))
     harm = cal.metadata["harm"]
     assert harm["ece_excess"] == pytest.approx(harm["ece"] - harm["ece_reference"], abs=2e-4)
@@ -217,6 +217,20 @@ def test_twin_relative_harm_decides_validity():
     harm = pair.metadata["harm"]
     assert harm["balanced_accuracy_reference"] > 0.9 > harm["score_clean"]
     assert harm["balanced_accuracy_drop"] >= 0.05 and pair.metadata["valid"]
+
+
+def test_calibration_injector_sharpens_without_memorising():
+    # k-NN / net: the served probabilities are sharpened at serving, the fit and the
+    # labels are untouched: the same label wins on every row (no score lost, no
+    # train/test gap planted: not the overfitting injector's mechanism)
+    case = build_case(CaseSpec(("poor_calibration",), "fair", "knn", ("mild",)))
+    raw = case.served.raw
+    X = case.served.test[list(raw.feature_names_in_)]
+    served, plain = raw.predict_proba(X), raw.model.predict_proba(X)
+    assert (served.argmax(axis=1) == plain.argmax(axis=1)).all()
+    assert served.max(axis=1).mean() > plain.max(axis=1).mean() + 0.05
+    harm = case.metadata["harm"]
+    assert harm["score_drop"] == 0.0 and harm["ece_excess"] >= 0.05 and case.metadata["valid"]
 
 
 def test_validity_bars_of_the_twin_relative_categories():

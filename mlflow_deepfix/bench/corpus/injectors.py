@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
 from mlflow_deepfix.bench.corpus.workflow import Workflow
@@ -605,6 +606,41 @@ def _degenerate(wf: Workflow, _mode: str) -> None:
     wf.overrides.update(params)
 
 
+class Sharpened(ClassifierMixin, BaseEstimator):
+    """A fitted classifier whose probabilities are raised to ``power`` and renormalised:
+    the same label wins on every row, stated with more confidence than the model has."""
+
+    def __init__(self, model: Any = None, power: float = 1.0):
+        self.model = model
+        self.power = power
+
+    @classmethod
+    def around(cls, fitted: Any, power: float) -> Sharpened:
+        wrapped = cls(fitted, power)
+        wrapped.model = fitted  # already fitted: no refit
+        return wrapped
+
+    def fit(self, X, y):
+        self.model = clone(self.model).fit(X, y)
+        return self
+
+    @property
+    def classes_(self):
+        return self.model.classes_
+
+    @property
+    def feature_names_in_(self):
+        return self.model.feature_names_in_
+
+    def predict_proba(self, X):
+        sharp = np.clip(np.asarray(self.model.predict_proba(X), dtype=float), 1e-12,
+                        None) ** self.power
+        return sharp / sharp.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
 def _calibration_applies(d: CorpusDataset, f: str) -> bool:
     return d.is_classification and f in ("bayes", "knn", "mlp", "forest", "hgb", "linear", "svm")
 
@@ -614,8 +650,8 @@ def _calibration_applies(d: CorpusDataset, f: str) -> bool:
     {"mild": 1, "strong": 2, "extreme": 3},
     applies=_calibration_applies,
     description="overconfident or skewed probabilities: naive Bayes on duplicated "
-    "signals, 1-NN / unregularised nets on noisy labels, class weights on a skewed base "
-    "rate",
+    "signals, a k-NN's or a net's probabilities sharpened at serving (a temperature bug), "
+    "class weights on a skewed base rate",
 )
 def _calibration(wf: Workflow, strength: int) -> None:
     fam = wf.family
@@ -632,10 +668,14 @@ def _calibration(wf: Workflow, strength: int) -> None:
         wf.numeric.extend(f"{col}_copy{c}" for col in cols for c in range(2 * strength + 1))
         noise = 0.1 * strength
     elif fam in ("knn", "mlp"):
-        wf.overrides.update({"n_neighbors": (5, 2, 1)[strength - 1]} if fam == "knn" else
-                            {"hidden_layer_sizes": (128, 128), "alpha": 0.0,
-                             "max_iter": 400 * strength})
-        noise = 0.1 + 0.05 * strength
+        # a serving-time temperature bug: the fitted model's probabilities are raised to
+        # a power at serving, the same labels win. (Until corpus v2 this planted a 1-NN
+        # or an unregularised net on noisy labels: memorisation, the overfitting
+        # injector's mechanism, whose miscalibration is overfitting's symptom.)
+        power = (2.0, 4.0, 8.0)[strength - 1]
+        wf.after_fit.append(lambda _wf, model, power=power: Sharpened.around(model, power))
+        wf.notes.append(f"served probabilities raised to the power {power:g}")
+        noise = 0.0
     else:
         # a skewed base rate corrected with class weights: probabilities of the rare
         # class are inflated several-fold
