@@ -2021,7 +2021,7 @@ def test_expm1_helping_on_test_is_no_missing_inverse_when_train_is_on_scale():
     assert assess_all("preprocessing_mismatch", on_log) == "critical"
 
 
-def _fit23_memorising_miscalibrated(ece):
+def _memorising_miscalibrated(ece):
     """A binary model that memorises its training rows (accuracy 0.977) and scores 0.633
     on test: an accuracy gap of 0.344, which is the overconfidence memorisation implies
     (it states its training-row confidence on rows it gets wrong a third of the time)."""
@@ -2039,7 +2039,7 @@ def _fit23_memorising_miscalibrated(ece):
     return signals, reason(signals, data)
 
 
-def test_fit23_miscalibration_the_size_of_the_memorisation_gap_is_overfittings_symptom():
+def test_miscalibration_the_size_of_the_memorisation_gap_is_overfittings_symptom():
     """Round 23 decision, from the corpus (DEV): an unregularised net on noisy labels
     measures ECE 0.29 (10x its noise, its clean twin 0.08), and so does every planted
     overfitting case with a large gap (ECE / train-test accuracy gap 0.85-1.0 on all of
@@ -2047,7 +2047,7 @@ def test_fit23_miscalibration_the_size_of_the_memorisation_gap_is_overfittings_s
     overfitting (one cause, one finding), not reported as a second cause: unfolding it
     put poor_calibration ahead of overfitting on a planted overfitting case. The ECE
     still reaches the finding as evidence."""
-    signals, findings = _fit23_memorising_miscalibrated(0.29)
+    signals, findings = _memorising_miscalibrated(0.29)
     own = next(s for s in signals if s.category == "poor_calibration" and s.source == "model")
     assert severity_for(own.score) == "high"  # measured far beyond its noise on its own
     categories = [f.category for f in findings]
