@@ -475,6 +475,22 @@ def test_the_label_only_test_needs_other_features():
     assert all(f.category != "target_leakage" for f in findings_of(data))
 
 
+def test_unused23_the_label_only_test_gives_no_verdict_without_power():
+    """p random predictors explain p/(n-1) of anything on n rows: with 42 other features
+    on 124 rows (a table padded with noise columns) the bar a shared feature must clear
+    is above one half, so a real feature the others explain 42% of would read as
+    label-only. The test cannot tell the two apart there: no verdict, no leak signal;
+    the same reading on enough rows is a leak."""
+    from deepfix_agents.rules.target_leakage import label_only_verdict
+
+    padded = _label_only(0.42, chance_r2=0.34, n_other=42.0, n_rows=124)
+    assert label_only_verdict(padded) is None
+    data = with_interventions(artifact(), padded)
+    assert not RULES.get("target_leakage")().detect("intervention", data)
+    roomy = _label_only(0.04, chance_r2=0.05, n_other=42.0, n_rows=2000)
+    assert label_only_verdict(roomy) is True
+
+
 # --------------------------------------------------------------------------- A: sentinels
 
 

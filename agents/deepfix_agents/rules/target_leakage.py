@@ -30,6 +30,12 @@ LABEL_ONLY_SCORE = ((0.8, 0.45), (0.9, 0.6), (0.97, 0.75), (0.99, 0.85))
 SHARED_NOISE_UNITS = 3.0
 #: the test needs other features to share with
 MIN_OTHER_FEATURES = 3
+#: ... and enough rows for them: random predictors explain p/(n-1) of anything on their
+#: own, so with many features for few rows (a table padded with collected noise columns)
+#: the bar a shared feature must clear (that mean plus SHARED_NOISE_UNITS standard
+#: errors) rises until a real feature the others explain less than half of passes as
+#: label-only. Above this bar the test has no power to tell the two apart: no verdict
+MAX_LABEL_ONLY_BAR = 0.5
 #: a label-only feature that the model does not use (shuffling it on test costs no more
 #: than the noise of that measurement) does this model no measured harm: its score is
 #: scaled by this factor
@@ -72,14 +78,18 @@ def label_only_verdict(intervention) -> bool | None:
     Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n. False
     when they explain more (the feature shares causes with them), None when the test
     cannot be read (scores missing, fewer than ``MIN_OTHER_FEATURES`` other features,
-    too few rows for them)."""
+    too few rows for them, or so many features per row that the bar rises above
+    ``MAX_LABEL_ONLY_BAR``)."""
     if intervention.score_after is None or intervention.score_before is None:
         return None
     p = intervention.values.get("n_other", 0.0)
     if p < MIN_OTHER_FEATURES or intervention.n_rows <= p + 10:
         return None
     se = (2.0 * p) ** 0.5 / intervention.n_rows
-    return intervention.score_after <= intervention.score_before + SHARED_NOISE_UNITS * se
+    bar = intervention.score_before + SHARED_NOISE_UNITS * se
+    if bar > MAX_LABEL_ONLY_BAR:
+        return None
+    return intervention.score_after <= bar
 
 
 def label_only(intervention) -> bool:
@@ -165,7 +175,8 @@ class TargetLeakage(Rule):
         "predictive power score (PPS) >= 0.9 corroborates; native importance concentrated on "
         "the same feature adds confidence. Measured: a feature with association >= 0.8 that no "
         "other feature explains beyond the label (least-squares R² within 3 null standard "
-        "errors of chance, at least 3 other features) is label-only, a post-outcome value: "
+        "errors of chance, at least 3 other features; no verdict when that bar exceeds 0.5, "
+        "too many features for the rows to tell) is label-only, a post-outcome value: "
         "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
         "as below). Both the association pattern and the label-only score are x0.5 when "
