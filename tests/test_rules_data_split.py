@@ -1345,3 +1345,40 @@ def test_class_share_sums_do_not_depend_on_the_hash_seed():
         for seed in range(6)
     }
     assert len(outputs) == 1, outputs
+
+
+def _unused23_slice_on(feature: str):
+    from mlflow_deepfix.schemas import ConfidenceSummary, SliceConfidence
+
+    return ConfidenceSummary(
+        n_rows=300, threshold=0.8, confident_error_rate=0.3, n_confident=200,
+        slices=[SliceConfidence(
+            description=f"{feature} <= 1.5", features=[feature], kind="overconfident",
+            n_rows=80, share=0.27, n_confident=70, rate=0.9, rate_low=0.8, rate_high=0.95,
+            overall_rate=0.1, mean_confidence=0.95, share_of_confident_errors=0.6,
+        )],
+    )
+
+
+def test_unused23_drift_explains_an_overconfident_slice_on_a_column_that_moved():
+    """A model applied to inputs that moved is confidently wrong where they moved: a slice
+    on a drifting column is the drift's symptom (one finding, the drift, carrying it);
+    a slice on a column that did not move is another bug and keeps its own finding."""
+    train = [num("x"), num("z")]
+    test = [num("x", 300), num("z", 300, mean=2.0, q01=-0.3, q50=2.0, q99=4.3, min=-1.2,
+                                max=5.3)]
+    assert RULES.get("feature_drift")().names([], artifact(train, test)) == ("z",)
+    assert RULES.get("feature_drift")().subjects([], artifact(train, test)) == ()
+
+    def diagnose(feature):
+        art = artifact(train, test).model_copy(update={"confidence": _unused23_slice_on(feature)})
+        signals = [s for rule in RULES for src in ("dataset", "deepchecks", "model")
+                   for s in rule().detect(src, art)]
+        return reason(signals, art)
+
+    moved = diagnose("z")
+    assert [f.category for f in moved][:1] == ["feature_drift"]
+    assert "overconfident_slice" not in [f.category for f in moved]
+    assert any("symptom (overconfident_slice)" in e.detail for e in moved[0].evidence)
+    calm = [f.category for f in diagnose("x")]
+    assert "feature_drift" in calm and "overconfident_slice" in calm

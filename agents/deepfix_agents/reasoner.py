@@ -15,7 +15,9 @@
    an overconfident slice) is folded only into a cause whose finding names one of the
    same inputs: the measured evidence must link the two, not merely both firing (an
    overfitting gap names no input, so it does not absorb a code column's fragility;
-   two independent bugs give two findings).
+   two independent bugs give two findings). A cause names inputs through
+   ``Rule.names`` (its subjects by default; feature drift names the columns that moved
+   without being localised itself).
 3. **Guard against chance**: a model no better than chance always yields a high
    finding (the underfitting rule's chance signal). When another finding at ``high`` or
    above can explain a poor score (its rule explains ``underfitting``) the chance
@@ -101,22 +103,46 @@ def subjects(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[s
     return named
 
 
-def linked(cause: str, symptom: str, named: dict[str, tuple[str, ...]] | None) -> bool:
+def cause_names(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
+    """Per category with signals, the inputs its finding names as a cause
+    (``Rule.names``: its subjects, or inputs it names without being localised)."""
+    grouped = by_category(signals)
+    named = {}
+    for category, group in grouped.items():
+        if category not in RULES:
+            continue
+        inputs = tuple(RULES.get(category)().names(group, artifact))
+        if inputs:
+            named[category] = inputs
+    return named
+
+
+def linked(
+    cause: str,
+    symptom: str,
+    named: dict[str, tuple[str, ...]] | None,
+    causes: dict[str, tuple[str, ...]] | None = None,
+) -> bool:
     """Whether the evidence links ``symptom`` to ``cause``: always for a symptom that is
-    not localised; for a localised one, only when the cause names one of its inputs."""
+    not localised; for a localised one, only when the cause names one of its inputs
+    (``causes``: what each finding names as a cause, :func:`cause_names`; without it,
+    its subjects in ``named``)."""
     if not named or symptom not in named:
         return True
-    return bool(set(named[symptom]) & set(named.get(cause, ())))
+    naming = named if causes is None else causes
+    return bool(set(named[symptom]) & set(naming.get(cause, ())))
 
 
 def explain_symptoms(
     findings: list[Finding],
     artifact: ArtifactData | None = None,
     named: dict[str, tuple[str, ...]] | None = None,
+    causes: dict[str, tuple[str, ...]] | None = None,
 ) -> list[Finding]:
     """Fold symptom findings into the root causes that explain them (``artifact`` lets a
     rule say what it explains on this data, see ``Rule.explains_for``; ``named`` holds
-    the inputs each localised finding names, see :func:`subjects` and :func:`linked`)."""
+    the inputs each localised finding names, see :func:`subjects` and :func:`linked`;
+    ``causes`` what each finding names as a cause, :func:`cause_names`)."""
     by_category = {f.category: f for f in findings}
     absorbed: set[str] = set()
     for cause in sorted(findings, key=rank_key):
@@ -131,7 +157,7 @@ def explain_symptoms(
             symptom = by_category.get(symptom_id)
             if symptom is None or symptom_id in absorbed:
                 continue
-            if not linked(cause.category, symptom_id, named):
+            if not linked(cause.category, symptom_id, named, causes):
                 logger.debug(
                     "%s not folded into %s: it names %s, the cause none of them",
                     symptom_id, cause.category, named[symptom_id],
@@ -202,6 +228,7 @@ def causes_first(
     artifact: ArtifactData | None = None,
     named: dict[str, tuple[str, ...]] | None = None,
     harmless: set[str] | None = None,
+    causes: dict[str, tuple[str, ...]] | None = None,
 ) -> list[Finding]:
     """Rank (see :func:`deepfix_agents.scoring.rank`), then put a cause ahead of a
     downstream symptom it explains when both have the same severity (module docstring,
@@ -235,7 +262,7 @@ def causes_first(
             and cause.category not in (harmless or ())
             and symptom.category in explained[cause.category]
             and cause.category not in explained[symptom.category]
-            and linked(cause.category, symptom.category, named)
+            and linked(cause.category, symptom.category, named, causes)
         )
 
     for _ in range(len(order) ** 2):  # bounded; each move is one symptom down past its cause
@@ -253,9 +280,11 @@ def causes_first(
 
 def reason(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     """Aggregate, explain and rank: the full reasoner."""
-    named = subjects(signals, artifact)
-    findings = explain_symptoms(hypotheses(signals, artifact), artifact, named)
-    return causes_first(guard_chance(findings, artifact), artifact, named, harmless(signals))
+    named, causes = subjects(signals, artifact), cause_names(signals, artifact)
+    findings = explain_symptoms(hypotheses(signals, artifact), artifact, named, causes)
+    return causes_first(
+        guard_chance(findings, artifact), artifact, named, harmless(signals), causes
+    )
 
 
 def harmless(signals: list[Signal]) -> set[str]:

@@ -199,6 +199,13 @@ class Rule:
         explain_symptoms`)."""
         return ()
 
+    def names(self, signals: Sequence[Signal], artifact: ArtifactData) -> tuple[str, ...]:
+        """The inputs this finding names *as a cause* (default: its :meth:`subjects`): a
+        localised symptom folds into it when it names one of the symptom's inputs. A
+        finding may name inputs without being localised itself (feature drift names the
+        columns that moved, but any cause that explains drift still absorbs it)."""
+        return self.subjects(signals, artifact)
+
     def fix_list(self, signals: Sequence[Signal], artifact: ArtifactData) -> list[str]:
         """The rule's fixes; a crash's own fix (fact ``crash_fix``) comes first."""
         fixes = list(self.modality_fixes.get(artifact.modality) or self.fixes)

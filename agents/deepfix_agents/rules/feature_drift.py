@@ -426,6 +426,7 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         "underfitting",
         "weak_segment",
         "poor_calibration",
+        "overconfident_slice",
     )
     checks = COLUMN_DRIFT_CHECKS + MULTIVARIATE_CHECKS
     modality_fixes = {
@@ -542,6 +543,12 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         if found is not None:
             multi, score, facts = found
             yield self.check_signal(multi, score=score, confidence=0.6, **facts)
+
+    def names(self, signals, artifact):
+        """The columns that drift beyond noise (own statistics): a model applied to inputs
+        that moved is confidently wrong where they moved, so an overconfident slice on one
+        of them is this drift's symptom; a slice on other features is another bug."""
+        return tuple(facts["feature"] for _, facts in _column_drift(artifact))
 
     def explains_for(self, artifact):
         """Feature drift claims the moved predictions when a feature moved far on its own
