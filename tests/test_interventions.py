@@ -475,7 +475,7 @@ def test_the_label_only_test_needs_other_features():
     assert all(f.category != "target_leakage" for f in findings_of(data))
 
 
-def test_unused23_the_label_only_test_gives_no_verdict_without_power():
+def test_the_label_only_test_gives_no_verdict_without_power():
     """p random predictors explain p/(n-1) of anything on n rows: with 42 other features
     on 124 rows (a table padded with noise columns) the bar a shared feature must clear
     is above one half, so a real feature the others explain 42% of would read as

@@ -1360,7 +1360,7 @@ def _unused23_slice_on(feature: str):
     )
 
 
-def test_unused23_drift_explains_an_overconfident_slice_on_a_column_that_moved():
+def test_drift_explains_an_overconfident_slice_on_a_column_that_moved():
     """A model applied to inputs that moved is confidently wrong where they moved: a slice
     on a drifting column is the drift's symptom (one finding, the drift, carrying it);
     a slice on a column that did not move is another bug and keeps its own finding."""
