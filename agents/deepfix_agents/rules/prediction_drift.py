@@ -83,6 +83,26 @@ def large_feature_shift(artifact) -> str | None:
 JOINT_MIN_FEATURES = 2
 #: |log| of a spread ratio that is a change in its own right (2x): feature drift's reading
 SPREAD_CHANGE = math.log(2.0)
+#: one-sided normal quantile of the joint test below (1 %): the numeric features' squared
+#: shift z-scores, summed, exceed what chance gives ``k`` features this rarely
+JOINT_Z = 2.326
+
+
+def chi2_quantile(k: int, z: float = JOINT_Z) -> float:
+    """Upper quantile of a chi-square with ``k`` degrees of freedom at the normal
+    quantile ``z`` (Wilson-Hilferty: accurate to a few percent from k = 2 on)."""
+    h = 2.0 / (9.0 * k)
+    return k * (1.0 - h + z * math.sqrt(h)) ** 3
+
+
+def _chi_square_moved(shifts, se: float) -> bool:
+    """Whether ``shifts`` (raw location shifts in training stds, first of each tuple),
+    each with standard error ``se``, moved together beyond chance: at least
+    ``JOINT_MIN_FEATURES`` of them and their squared z-scores summing beyond
+    :func:`chi2_quantile` for that many degrees of freedom."""
+    if len(shifts) < JOINT_MIN_FEATURES or se <= 0:
+        return False
+    return sum((raw / se) ** 2 for raw, *_ in shifts) > chi2_quantile(len(shifts))
 
 
 def joint_nudge(artifact) -> dict | None:
@@ -96,7 +116,13 @@ def joint_nudge(artifact) -> dict | None:
     ``joint`` is the length of the moved features' shift vector in training standard
     deviations, each shift counted as far as it is beyond noise and weighted by how much
     the model relies on the feature: four features moved 0.4 std each add up to a 0.8
-    std move of the inputs. ``shifts`` and ``largest`` are the measured shifts."""
+    std move of the inputs. Shrinking each shift by its own noise test undercounts many
+    shifts of 2-3 standard errors each (small test splits): when the squared z-scores
+    together exceed a chi-square's 1 % quantile the features moved jointly, and the
+    squared length less its noise expectation (sum of w² se²) estimates the move without
+    that shrinkage; the larger of the two counts. The same chi-square test on the
+    features that did not move beyond noise one by one admits a joint shift none shows
+    alone. ``shifts`` and ``largest`` are the measured shifts."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.property_names:
         return None
@@ -108,7 +134,8 @@ def joint_nudge(artifact) -> dict | None:
     if label_shift is None or label_shift > 2.0 * label_noise:
         return None
     skipped = _skipped_columns(artifact)
-    moved = []
+    se = math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
+    moved, nudged = [], []
     for name in dataset.input_columns:
         if name in skipped:
             continue
@@ -120,20 +147,36 @@ def joint_nudge(artifact) -> dict | None:
             continue
         if shift["location"] >= NUDGE_SD or shift["spread"] >= SPREAD_CHANGE:
             return None  # a feature moved far on its own: feature drift's reading
+        weight = importance_weight(artifact, name)
         if shift["location"] > 0:
-            moved.append(
-                (shift["location"], name, importance_weight(artifact, name), shift["shift"])
-            )
+            moved.append((shift["location"], name, weight, shift["shift"]))
+        nudged.append((shift["shift"], name, weight, shift["shift"]))
     if any(
         facts.get("kind") == "categorical" and facts["raw"] >= DRIFTED
         for _, facts in _column_drift(artifact)
     ):
         return None
+    # under chance the features' squared shift z-scores sum to a chi-square with one
+    # degree of freedom per feature: a sum beyond its 1 % quantile is a joint move of
+    # the inputs ...
+    jointly = _chi_square_moved(nudged, se)
     if len(moved) < JOINT_MIN_FEATURES:
-        return None
-    moved.sort(key=lambda m: (-m[3], m[1]))
-    # the length counts each shift only as far as it is beyond noise (``location``)
+        # ... and counts even when no two features moved beyond noise one by one, as long
+        # as the features that did not (each within noise) moved together on their own:
+        # one feature moved far with the rest at chance is that feature's drift
+        alone = {name for _, name, _, _ in moved}
+        if not _chi_square_moved([m for m in nudged if m[1] not in alone], se):
+            return None
+        jointly = True
+    # the length counts each shift only as far as it is beyond noise (``location``) ...
     joint = math.sqrt(sum((weight * location) ** 2 for location, _, weight, _ in moved))
+    if jointly:
+        # ... or, for a joint move, as far as the squared lengths exceed what noise alone
+        # gives these features (its expectation)
+        excess = sum((weight * raw) ** 2 - (weight * se) ** 2 for raw, _, weight, _ in nudged)
+        joint = max(joint, math.sqrt(max(excess, 0.0)))
+        moved = [m for m in nudged if m[0] > 0] if len(moved) < JOINT_MIN_FEATURES else moved
+    moved.sort(key=lambda m: (-m[3], m[1]))
     return {
         "joint": joint,
         "n_moved": len(moved),
@@ -299,7 +342,10 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "moved beyond noise, none by 0.8 training stds or more, no spread doubled, no "
         "category shares moved, the outcomes unmoved): the length of the importance-weighted"
         " shift vector on feature drift's location scale (0.5 -> 0.35, 1 -> 0.55, 2 -> "
-        "0.75), or feature drift's Multivariate Drift score when the domain classifier "
+        "0.75), each shift counted as far as it is beyond noise or, when the features' "
+        "squared shift z-scores sum beyond a chi-square's 1 % quantile, the squared length "
+        "less its noise expectation (the same chi-square test, on the features each within "
+        "noise, admits a joint shift no two features show alone), or feature drift's Multivariate Drift score when the domain classifier "
         "told the splits apart, whichever is higher, x0.8 when the test score is within "
         "0.02 of the training score. Capped at low on a chronological split whose test "
         "period costs neither the baseline ladder nor the model anything measurable (as "
