@@ -2085,3 +2085,24 @@ def test_drift23_joint_nudge_counts_shifts_no_feature_shows_alone():
     assert joint_nudge(_drift23_many_nudged(0.04)) is None
     _, _, quiet = assess("prediction_drift", _drift23_many_nudged(0.04))
     assert not [s for s in quiet if s.facts.get("kind") == "joint"]
+
+
+def test_drift23_unscaled_inputs_that_miscalibrate_are_the_missing_scaler():
+    """A scale-sensitive classifier served raw features of very different scales: its
+    probabilities pushed far off (ECE 0.20 against a noise of 0.035) are the damage,
+    even though the predicted shares did not collapse and the score (0.80) stays within
+    0.1 of the scaled linear rung's (0.86). The finding reaches medium and takes poor
+    calibration in (a symptom it explains); calibration within noise leaves the bare
+    risk (low), and so does a model the scaled rung does not beat."""
+    off = modified(HEALTHY_PERF, test_score=0.80, calibration_error=0.20, calibration_noise=0.035)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=off)
+    severity, title, _ = assess("preprocessing_mismatch", data)
+    assert severity == "medium" and "probabilities off by 0.20" in title
+    categories = [f.category for f in _diagnose(data)]
+    assert categories[0] == "preprocessing_mismatch" and "poor_calibration" not in categories
+    fine = modified(off, calibration_error=0.05)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=fine)
+    assert assess("preprocessing_mismatch", data)[0] == "low"
+    level = modified(off, test_score=0.90)
+    data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=level)
+    assert assess("preprocessing_mismatch", data)[0] == "low"

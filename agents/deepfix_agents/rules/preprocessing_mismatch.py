@@ -9,8 +9,9 @@ Two patterns, both read from statistics we already have:
 * **Scaler missing.** A scale-sensitive estimator (linear models, SVMs, neighbours,
   networks) that is not a Pipeline with a preprocessing step, fed raw features whose
   scales differ by orders of magnitude. On its own that is only a risk (low); it becomes
-  a root cause when the predictions collapse or the model falls far below the baseline
-  ladder, whose linear rung scales its inputs.
+  a root cause when the predictions collapse, the model falls far below the baseline
+  ladder, whose linear rung scales its inputs, or (classifiers) its probabilities are
+  far off: raw units multiplied into the logits push them to 0 or 1.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules.poor_calibration import ECE_SCORE
 from deepfix_agents.rules.underfitting import baseline, best_baseline
 
 #: log10 of (largest / smallest feature std) -> score of the bare risk
@@ -150,6 +152,19 @@ def collapse(artifact) -> dict | None:
     return {"impact": impact, "label": label, "share": share}
 
 
+def miscalibration(artifact) -> dict | None:
+    """Classification: the test calibration error beyond its noise, on poor
+    calibration's scale, as an impact. A model fitted behind a scaler and served raw
+    values multiplies every wide feature's raw units into its logits: its probabilities
+    are pushed to 0 or 1 whatever the row, which shows as miscalibration before (or
+    without) the predicted shares collapsing."""
+    performance = artifact.performance
+    ece, noise = performance.calibration_error, performance.calibration_noise
+    if artifact.task == "regression" or ece is None or noise is None:
+        return None
+    return {"impact": interp(ece - noise, ECE_SCORE), "ece": ece}
+
+
 def shortfall(artifact) -> dict | None:
     """1 - (model - dummy) / (best baseline - dummy) on test, like underfitting's."""
     dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
@@ -223,8 +238,10 @@ class PreprocessingMismatch(Rule):
         "Scaler missing (scale-sensitive estimator, no scaling step in front of it, std ratio "
         "across numeric features >= 10): bare risk by log10(ratio) 1 -> 0.1, 2 -> 0.2, 4 -> 0.3; "
         "with damage, the larger of collapse (excess top-class share 0.15 -> 0.5, 0.3 -> 0.8;"
-        " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85) and baseline shortfall (0.35 -> "
-        "0.3, 0.6 -> 0.6, 0.9 -> 0.8), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
+        " regression spread ratio 0.15 -> 0.6, 0.05 -> 0.85), baseline shortfall (0.35 -> "
+        "0.3, 0.6 -> 0.6, 0.9 -> 0.8) and, for classifiers, the test calibration error "
+        "beyond its noise on poor calibration's scale (0.1 -> 0.4, 0.15 -> 0.55, 0.25 -> "
+        "0.7), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
         "x0.9, 3 -> x1 (scales within 10x: by how far the raw values sit from 0, largest "
         "|mean|/std 3 -> x0.5, 6 -> x0.6, no bare risk); no damage is counted when the ladder's scaled linear rung scores no "
         "better than the model (within 0.5/sqrt(n_test)). Measured: regression predictions "
@@ -346,7 +363,7 @@ class PreprocessingMismatch(Rule):
         score = interp(magnitude, LATENT_SCORE) if wide else 0.0
         impact, facts = 0.0, {}
         if not scaled_rung_no_better(artifact):
-            for found in (collapse(artifact), shortfall(artifact)):
+            for found in (collapse(artifact), shortfall(artifact), miscalibration(artifact)):
                 if found is not None and found["impact"] > impact:
                     impact, facts = found["impact"], found
         factor = max(interp(magnitude, SCALE_FACTOR) if wide else 0.0, offset_factor)
@@ -364,6 +381,11 @@ class PreprocessingMismatch(Rule):
             detail += f"; it predicts {facts['label']!r} for {pct(facts['share'])} of test rows"
         elif "spread" in facts:
             detail += f"; its predictions spread {facts['spread']:.2f}x as wide as the target"
+        elif "ece" in facts:
+            detail += (
+                f"; its test probabilities are off by {facts['ece']:.2f} on average "
+                "(expected calibration error)"
+            )
         elif "shortfall" in facts:
             detail += (
                 f"; it scores {facts['model_score']:.3f} vs {facts['best_score']:.3f} for the "
@@ -405,6 +427,9 @@ class PreprocessingMismatch(Rule):
                 effect = f"predicts {label!r} for {pct(share)} of rows"
             elif self.fact(signals, "spread") is not None:
                 effect = "barely varies its predictions"
+            elif self.fact(signals, "ece") is not None:
+                ece = self.fact(signals, "ece")
+                effect = f"states probabilities off by {ece:.2f} on average"
             else:
                 effect = "scores far below a scaled baseline"
             return f"Unscaled inputs (scales differ {ratio:,.0f}x) break {estimator}: it {effect}"
