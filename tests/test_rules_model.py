@@ -2056,7 +2056,7 @@ def test_miscalibration_the_size_of_the_memorisation_gap_is_overfittings_symptom
     assert any("symptom (poor_calibration)" in e.detail for e in findings[0].evidence)
 
 
-def _drift23_many_nudged(shift, n_features=12):
+def _many_nudged(shift, n_features=12):
     """``n_features`` features each moved ``shift`` training stds at 1200/400 rows (one
     standard error of a shift is 0.058 std), labels and predicted shares unmoved."""
     names = [f"f{i}" for i in range(n_features)]
@@ -2067,7 +2067,7 @@ def _drift23_many_nudged(shift, n_features=12):
     )
 
 
-def test_drift23_joint_nudge_counts_shifts_no_feature_shows_alone():
+def test_joint_nudge_counts_shifts_no_feature_shows_alone():
     """Twelve features each moved 0.11 std: every shift is 1.9 standard errors, so
     none is beyond noise on its own (feature drift's per-feature reading), but their
     squared z-scores sum to ~44, far beyond a chi-square's 1 % quantile for 12 features
@@ -2076,18 +2076,18 @@ def test_drift23_joint_nudge_counts_shifts_no_feature_shows_alone():
     from deepfix_agents.rules.prediction_drift import chi2_quantile, joint_nudge
 
     assert 25.0 < chi2_quantile(12) < 27.5  # exact 1 % quantile: 26.22
-    nudge = joint_nudge(_drift23_many_nudged(0.11))
+    nudge = joint_nudge(_many_nudged(0.11))
     assert nudge is not None and nudge["n_moved"] == 12
     # sqrt(12 (0.11² - 0.0577²)) x importance weight: positive, below the raw length
     assert 0.0 < nudge["joint"] < math.sqrt(12) * 0.11
-    _, _, signals = assess("prediction_drift", _drift23_many_nudged(0.11))
+    _, _, signals = assess("prediction_drift", _many_nudged(0.11))
     assert [s for s in signals if s.facts.get("kind") == "joint"]
-    assert joint_nudge(_drift23_many_nudged(0.04)) is None
-    _, _, quiet = assess("prediction_drift", _drift23_many_nudged(0.04))
+    assert joint_nudge(_many_nudged(0.04)) is None
+    _, _, quiet = assess("prediction_drift", _many_nudged(0.04))
     assert not [s for s in quiet if s.facts.get("kind") == "joint"]
 
 
-def test_drift23_unscaled_inputs_that_miscalibrate_are_the_missing_scaler():
+def test_unscaled_inputs_that_miscalibrate_are_the_missing_scaler():
     """A scale-sensitive classifier served raw features of very different scales: its
     probabilities pushed far off (ECE 0.20 against a noise of 0.035) are the damage,
     even though the predicted shares did not collapse and the score (0.80) stays within
