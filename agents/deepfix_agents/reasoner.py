@@ -89,32 +89,30 @@ def hypotheses(signals: list[Signal], artifact: ArtifactData) -> list[Finding]:
     return findings
 
 
-def subjects(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
-    """Per category with signals, the inputs its finding localises the problem to
-    (``Rule.subjects``; categories whose finding is not localised are left out)."""
-    grouped = by_category(signals)
+def _inputs_by_category(signals: list[Signal], artifact: ArtifactData,
+                        method: str) -> dict[str, tuple[str, ...]]:
+    """Per category with signals, the inputs its rule's ``method`` returns (categories
+    with none are left out)."""
     named = {}
-    for category, group in grouped.items():
+    for category, group in by_category(signals).items():
         if category not in RULES:
             continue
-        inputs = tuple(RULES.get(category)().subjects(group, artifact))
+        inputs = tuple(getattr(RULES.get(category)(), method)(group, artifact))
         if inputs:
             named[category] = inputs
     return named
+
+
+def subjects(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
+    """Per category with signals, the inputs its finding localises the problem to
+    (``Rule.subjects``; categories whose finding is not localised are left out)."""
+    return _inputs_by_category(signals, artifact, "subjects")
 
 
 def cause_names(signals: list[Signal], artifact: ArtifactData) -> dict[str, tuple[str, ...]]:
     """Per category with signals, the inputs its finding names as a cause
     (``Rule.names``: its subjects, or inputs it names without being localised)."""
-    grouped = by_category(signals)
-    named = {}
-    for category, group in grouped.items():
-        if category not in RULES:
-            continue
-        inputs = tuple(RULES.get(category)().names(group, artifact))
-        if inputs:
-            named[category] = inputs
-    return named
+    return _inputs_by_category(signals, artifact, "names")
 
 
 def linked(
