@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
-from mlflow_deepfix.bench.corpus.injectors import _label_codes, _pick_rows, injector
+from mlflow_deepfix.bench.corpus.injectors import Sharpened, _label_codes, _pick_rows, injector
 from mlflow_deepfix.bench.corpus.workflow import Workflow
 
 #: datasets big enough that a quarter / two fifths of the test split (30% of the rows)
@@ -77,29 +76,16 @@ def _fragile(wf: Workflow, share: float) -> None:
 # --------------------------------------------------------------------------- confidence
 
 
-class SliceSharpened(ClassifierMixin, BaseEstimator):
+class SliceSharpened(Sharpened):
     """A fitted classifier whose probabilities are sharpened (raised to ``power`` and
     renormalised) on the rows where ``column`` >= ``threshold``: the served model is
     surer than it has any reason to be on that slice, and right nowhere more often."""
 
     def __init__(self, model: Any = None, column: str = "", threshold: float = 0.0,
                  power: float = 1.0):
-        self.model = model
+        super().__init__(model, power)
         self.column = column
         self.threshold = threshold
-        self.power = power
-
-    def fit(self, X, y):
-        self.model = clone(self.model).fit(X, y)
-        return self
-
-    @property
-    def classes_(self):
-        return self.model.classes_
-
-    @property
-    def feature_names_in_(self):
-        return self.model.feature_names_in_
 
     def predict_proba(self, X):
         proba = np.asarray(self.model.predict_proba(X), dtype=float)
@@ -108,9 +94,6 @@ class SliceSharpened(ClassifierMixin, BaseEstimator):
         sharp = np.clip(proba[inside], 1e-12, None) ** self.power
         proba[inside] = sharp / sharp.sum(axis=1, keepdims=True)
         return proba
-
-    def predict(self, X):
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 @injector(
