@@ -607,18 +607,13 @@ def _degenerate(wf: Workflow, _mode: str) -> None:
 
 
 class Sharpened(ClassifierMixin, BaseEstimator):
-    """A fitted classifier whose probabilities are raised to ``power`` and renormalised:
-    the same label wins on every row, stated with more confidence than the model has."""
+    """A classifier whose probabilities are raised to ``power`` and renormalised: the
+    same label wins on every row, stated with more confidence than the model has. Built
+    around an already fitted ``model``, it serves it without a refit."""
 
     def __init__(self, model: Any = None, power: float = 1.0):
         self.model = model
         self.power = power
-
-    @classmethod
-    def around(cls, fitted: Any, power: float) -> Sharpened:
-        wrapped = cls(fitted, power)
-        wrapped.model = fitted  # already fitted: no refit
-        return wrapped
 
     def fit(self, X, y):
         self.model = clone(self.model).fit(X, y)
@@ -632,10 +627,13 @@ class Sharpened(ClassifierMixin, BaseEstimator):
     def feature_names_in_(self):
         return self.model.feature_names_in_
 
-    def predict_proba(self, X):
-        sharp = np.clip(np.asarray(self.model.predict_proba(X), dtype=float), 1e-12,
-                        None) ** self.power
+    def sharpen(self, proba: np.ndarray) -> np.ndarray:
+        """Rows of class probabilities raised to ``power`` and renormalised."""
+        sharp = np.clip(proba, 1e-12, None) ** self.power
         return sharp / sharp.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        return self.sharpen(np.asarray(self.model.predict_proba(X), dtype=float))
 
     def predict(self, X):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
@@ -673,7 +671,7 @@ def _calibration(wf: Workflow, strength: int) -> None:
         # or an unregularised net on noisy labels: memorisation, the overfitting
         # injector's mechanism, whose miscalibration is overfitting's symptom.)
         power = (2.0, 4.0, 8.0)[strength - 1]
-        wf.after_fit.append(lambda _wf, model, power=power: Sharpened.around(model, power))
+        wf.after_fit.append(lambda _wf, model, power=power: Sharpened(model, power))
         wf.notes.append(f"served probabilities raised to the power {power:g}")
         noise = 0.0
     else:

@@ -91,8 +91,7 @@ class SliceSharpened(Sharpened):
         proba = np.asarray(self.model.predict_proba(X), dtype=float)
         inside = pd.to_numeric(pd.DataFrame(X)[self.column], errors="coerce").to_numpy() \
             >= self.threshold
-        sharp = np.clip(proba[inside], 1e-12, None) ** self.power
-        proba[inside] = sharp / sharp.sum(axis=1, keepdims=True)
+        proba[inside] = self.sharpen(proba[inside])
         return proba
 
 
@@ -127,9 +126,7 @@ def _overconfident(wf: Workflow, level: Any) -> None:
         setattr(wf, split, frame)
 
     def sharpen(wf: Workflow, model: Any) -> Any:
-        wrapped = SliceSharpened(model, col, threshold, power)
-        wrapped.model = model  # already fitted: no refit
-        return wrapped
+        return SliceSharpened(model, col, threshold, power)  # fitted already: no refit
 
     wf.after_fit.append(sharpen)
     wf.notes.append(f"slice {col} >= {threshold:.4g}: {share:.0%} wrong labels, "
