@@ -14,8 +14,9 @@ evaluation runs.
     digits (the extremes themselves are robust quantiles, p0.5/p99.5, see
     ``testing.stats.columns``).
 ``strict``
-    exception text, extremes (min/max/q01/q99), the text details of checks and the
-    category values of segments are dropped; counts, shares, dtypes and column names stay.
+    exception text, extremes (min/max/q01/q99, and the outlier gap read off the extreme
+    values), the text details of checks and the category values of segments are dropped;
+    counts, shares, dtypes and column names stay.
 """
 
 from __future__ import annotations
@@ -64,8 +65,10 @@ _QUOTED = re.compile(r"""(?<!\w)(?P<q>['"])(?P<body>(?:(?!(?P=q)).){1,200}?)(?P=
 _TOKEN = re.compile(r"[\w.\-+@/#]+")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
-_EXTREMES = ("min", "max", "q01", "q99")
-_ROUNDED = ("mean", "std", "min", "max", "q01", "q50", "q99")
+#: ``outlier_gap`` is the ratio (in decades) of two single rows' values, the edges of an
+#: empty interval among the extreme values: dropped with the extremes themselves
+_EXTREMES = ("min", "max", "q01", "q99", "outlier_gap")
+_ROUNDED = ("mean", "std", "min", "max", "q01", "q50", "q99", "outlier_gap")
 
 
 def round_significant(value: float | None, digits: int = SIGNIFICANT_DIGITS) -> float | None:

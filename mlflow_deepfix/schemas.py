@@ -119,6 +119,15 @@ class ColumnStats(_Model):
     q99: float | None = None
     #: share of rows further than 5 IQRs outside the inter-quartile range
     outlier_fraction: float | None = None
+    #: how far the values beyond those fences sit apart from the rest on the log scale:
+    #: the widest empty interval, in decades (log10 of the ratio of the values on either
+    #: side, the lower one at least the IQR), that separates a group of flagged values
+    #: (at least 2 rows and 0.1% of them) from every value below it (above it for the low
+    #: side), the wider of the two sides. A unit error or a sentinel code (x1000, 9999)
+    #: leaves a gap of a factor 10 or more with nothing in between; a natural heavy tail
+    #: continues the bulk (well under one decade). None when fewer rows are flagged on
+    #: both sides or when not computed (Spark statistics)
+    outlier_gap: float | None = None
     n_inf: int = 0
     #: Somers' D |2 AUC - 1| (classification, one-vs-rest max), |Spearman| (regression) or
     #: normalised mutual information (categoricals) with the target, train split

@@ -34,6 +34,11 @@ _OUTLIER_IQRS = 5.0
 ROBUST_EXTREMES = (0.005, 0.995)
 #: IQR of a normal distribution divided by its q99 - q01 range, used when the IQR is 0
 _IQR_PER_Q01_Q99 = 1.349 / 4.653
+#: a separated group of flagged values (see :func:`_outlier_gap`) holds at least this many
+#: rows and this share of the column: a gap under the top one or two values of a long
+#: natural tail says nothing about the rest of it
+_GAP_MIN_ROWS = 2
+_GAP_MIN_SHARE = 0.001
 #: the most frequent distinct strings of a column examined for case/space variants
 _MAX_STRING_VALUES = 2_000
 #: names of identifier columns: an ``id``/``index``/``key``... token, or camelCase ``userId``
@@ -88,15 +93,55 @@ def _numeric_string_fraction(counts: pd.Series, n_obs: int) -> float:
     return float(weights[is_str][numeric].sum() / covered)
 
 
-def _outlier_fraction(finite: np.ndarray, q: np.ndarray, n_obs: int) -> float:
+def _outlier_fences(q: np.ndarray) -> tuple[float, float, float] | None:
+    """(low fence, high fence, IQR) of a column's quantiles (q01, q25, q50, q75, q99);
+    None when the column has no spread."""
     q01, q25, _, q75, q99 = q
     iqr = q75 - q25
     if iqr <= 0:  # mostly one value: fall back to the q01-q99 spread, scaled like an IQR
         iqr = (q99 - q01) * _IQR_PER_Q01_Q99
-    if iqr <= 0 or n_obs == 0:
+    if iqr <= 0:
+        return None
+    return float(q25 - _OUTLIER_IQRS * iqr), float(q75 + _OUTLIER_IQRS * iqr), float(iqr)
+
+
+def _outlier_fraction(finite: np.ndarray, q: np.ndarray, n_obs: int) -> float:
+    fences = _outlier_fences(q)
+    if fences is None or n_obs == 0:
         return 0.0
-    low, high = q25 - _OUTLIER_IQRS * iqr, q75 + _OUTLIER_IQRS * iqr
+    low, high, _ = fences
     return float(np.count_nonzero((finite < low) | (finite > high)) / n_obs)
+
+
+def _outlier_gap(finite: np.ndarray, q: np.ndarray) -> float | None:
+    """Decades of the widest empty interval on the log scale that separates a group of
+    values beyond the 5-IQR fences (at least :data:`_GAP_MIN_ROWS` rows and
+    :data:`_GAP_MIN_SHARE` of the column) from every value nearer the bulk; see
+    ``ColumnStats.outlier_gap``. ``finite`` is sorted. The value below the gap counts as
+    at least the IQR, so a bulk around zero is measured by its spread, not by log(0).
+    Only the flagged rows are scanned: a vector over a few percent of the column."""
+    fences = _outlier_fences(q)
+    if fences is None:
+        return None
+    low, high, iqr = fences
+    need = max(_GAP_MIN_ROWS, int(np.ceil(_GAP_MIN_SHARE * finite.size)))
+    widest = None
+    # the high side as is, the low side mirrored (values typed x1000 on negative rows)
+    first_high = int(np.searchsorted(finite, high, side="right"))
+    last_low = int(np.searchsorted(finite, low, side="left"))
+    for values, start in ((finite, first_high), (-finite[::-1], finite.size - last_low)):
+        # b: a flagged value with at least `need` values at or beyond it; a: the one before
+        stop = values.size - need + 1
+        if start < 1 or stop <= start:
+            continue
+        above = values[start:stop]
+        below = np.maximum(values[start - 1:stop - 1], iqr)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gaps = np.log10(above / below)
+        gaps = gaps[np.isfinite(gaps)]
+        if gaps.size:
+            widest = max(widest or 0.0, float(gaps.max()), 0.0)
+    return None if widest is None else round(widest, 3)
 
 
 def _is_monotonic(series: pd.Series, ordered: np.ndarray | None, n_unique: int, n_obs: int) -> bool:
@@ -199,6 +244,8 @@ def _column_stats(
             )
             if kind == "numeric":
                 out["outlier_fraction"] = _outlier_fraction(finite, q, n_obs)
+                if out["outlier_fraction"] > 0:
+                    out["outlier_gap"] = _outlier_gap(finite, q)
     elif counts is not None and families.get("number"):
         # inf hiding among the values of an object column
         values = pd.Series(counts.index, dtype=object)
