@@ -35,6 +35,16 @@ NOISE_UNITS = 2.0
 #: a harm measured without a size (worse affected rows; a refit gain for a model that
 #: stays at chance) counts as this share of the skill (-> 0.45, medium)
 UNSIZED_SHARE = 0.05
+#: a group of flagged values set apart from the rest of its column by an empty interval of
+#: at least this many decades on the log scale (``ColumnStats.outlier_gap``: a factor 10
+#: with nothing in between) is a cluster of its own, the mark of a unit error or a
+#: sentinel code; below it the flagged values continue the bulk: a natural heavy tail
+SEPARATED_GAP = 1.0
+#: ... and such a continuous tail that both harm measurements show harmless is reported
+#: with this confidence: how extreme its values look (which a point mass at 0 inflates)
+#: is no evidence of an error when the values form one continuous distribution and the
+#: model is not hurt by them (the score stays capped at low; nothing is raised)
+NATURAL_TAIL_CONFIDENCE = 0.4
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
 #: a numerically coded categorical column (a 1-5 rating) whose 99th percentile lies this
@@ -105,6 +115,18 @@ def target_tail(artifact) -> dict | None:
     if min(ratio_q, ratio_max) < TARGET_TAIL_RATIO:
         return None
     return {"ratio": min(ratio_q, ratio_max), "train": train, "test": test}
+
+
+def continuous_tail(columns) -> bool:
+    """Whether every column with extreme values (in one split) is numeric and its flagged
+    values continue the bulk on the log scale: no group of them lies
+    :data:`SEPARATED_GAP` decades or more beyond the rest (``ColumnStats.outlier_gap``).
+    Unknown gaps (older artifacts, Spark statistics, coded categoricals) are not
+    continuous: the confidence then stays as the values' extremeness sets it."""
+    return bool(columns) and all(
+        c.kind == "numeric" and c.outlier_gap is not None and c.outlier_gap < SEPARATED_GAP
+        for c in columns
+    )
 
 
 def measured_harm(artifact):
@@ -234,7 +256,10 @@ class Outliers(Rule):
         "of: like test rows with extreme values predicted worse, it counts as 5% (0.45) and "
         "the estimate from the values still applies. When both measurements were taken (at "
         "least 10 test rows hold extreme values) and neither shows harm, the statistics' "
-        "signals themselves carry the 0.35 cap."
+        "signals themselves carry the 0.35 cap, and when moreover the flagged values "
+        "continue the bulk on the log scale (no empty gap of a factor 10 or more between "
+        "them and the rest: a natural heavy tail, not a unit error or a code) their "
+        "confidence drops from 0.7-0.9 to 0.4; the gap never raises a score."
     )
     explains = (
         "underfitting",
@@ -308,6 +333,7 @@ class Outliers(Rule):
                 scored.append(((base + bonus) * factor, column, ratio))
             if scored:
                 score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
+                natural = cap < 1.0 and continuous_tail(columns)
                 share = fractions[column.name]
                 detail = (
                     f"{pct(share)} of {split.name} {self.samples(artifact)} "
@@ -322,10 +348,17 @@ class Outliers(Rule):
                     detail += f"; {len(affected)} features have >= 1% such rows"
                 if sensitive:
                     detail += "; the model is scale-sensitive"
+                if natural:
+                    detail += (
+                        f"; on the log scale they continue the bulk (widest gap a factor "
+                        f"{10 ** column.outlier_gap:.1f}, no separate cluster) and neither "
+                        "harm measurement shows harm: a natural heavy tail"
+                    )
+                confidence = 0.9 if ratio is not None and ratio >= 100 else 0.7
                 yield self.signal(
                     "dataset",
                     score=min(score, cap),
-                    confidence=0.9 if ratio is not None and ratio >= 100 else 0.7,
+                    confidence=NATURAL_TAIL_CONFIDENCE if natural else confidence,
                     detail=detail,
                     value=share,
                     column=column.name,
@@ -335,6 +368,8 @@ class Outliers(Rule):
                     extreme=ratio,
                     coded=column.kind != "numeric",
                     estimate=score,
+                    gap=column.outlier_gap,
+                    natural_tail=natural,
                 )
             infinite = [c for c in split.columns if c.name in features and c.n_inf > 0]
             if infinite:

@@ -1,0 +1,172 @@
+"""Natural heavy tails vs unit errors (round 23): the statistics measure how far the
+values beyond the 5-IQR fences sit apart from the rest on the log scale
+(``ColumnStats.outlier_gap``), and the outliers rule lowers its confidence in a tail that
+continues the bulk *and* that both harm measurements show harmless. Nothing is raised.
+
+The frames are seeded and measured by the real statistics; the rule is read on hand-built
+artifacts with the real reasoner."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from deepfix_agents.rules import RULES
+
+from mlflow_deepfix.privacy import Scrubber, protect_artifact
+from mlflow_deepfix.schemas import Intervention, ModelInfo
+from mlflow_deepfix.testing.stats import infer_cat_features, split_stats
+from tests.test_interventions import chance, findings_of, with_interventions
+from tests.test_rules_data_split import artifact, num
+
+N = 900
+
+
+def _tail23_stats(**columns: np.ndarray):
+    frame = pd.DataFrame(columns)
+    frame["label"] = np.random.default_rng(0).integers(0, 2, size=len(frame))
+    features = [c for c in frame.columns if c != "label"]
+    return split_stats(
+        frame, name="train", label="label", feature_names=features,
+        task="binary_classification", cat_features=infer_cat_features(frame, features),
+    )
+
+
+def _tail23_population(rng) -> np.ndarray:
+    """Town sizes: a quarter of the rows at 0, the rest log-normal over three decades
+    (a natural, continuous heavy tail with a point mass at 0)."""
+    values = np.exp(rng.normal(3.0, 1.6, size=N)).round()
+    values[rng.random(N) < 0.25] = 0.0
+    return values
+
+
+def _tail23_typed_x1000(rng, share: float, negative: bool = False) -> np.ndarray:
+    """A compact measurement (1-7) typed x1000 on ``share`` of the rows (the corpus's unit
+    error), on the negative side when ``negative``."""
+    values = rng.uniform(1.0, 7.0, size=N) * (-1.0 if negative else 1.0)
+    hit = rng.choice(N, int(share * N), replace=False)
+    values[hit] *= 1000.0
+    return values
+
+
+def test_tail23_gap_tells_a_continuous_tail_from_a_separate_cluster():
+    rng = np.random.default_rng(23)
+    sentinel = rng.normal(26.0, 4.0, size=N)
+    sentinel[:27] = 9999.0  # a device code on 3% of the rows
+    mixed = rng.lognormal(1.0, 0.3, size=N)
+    mixed[:18] = np.exp(rng.normal(1.0, 0.3, size=18)) * 1000.0  # 2% x1000
+    stats = _tail23_stats(
+        population=_tail23_population(rng),
+        typed=_tail23_typed_x1000(rng, 0.05),
+        typed_negative=_tail23_typed_x1000(rng, 0.03, negative=True),
+        sentinel=sentinel,
+        mixed=mixed,
+        plain=rng.normal(size=N),
+    )
+    tail = stats.column("population")
+    assert tail.outlier_fraction > 0.03  # flagged like a unit error would be ...
+    assert tail.outlier_gap is not None and tail.outlier_gap < 0.5  # ... but continuous
+    for name in ("typed", "typed_negative", "sentinel", "mixed"):
+        column = stats.column(name)
+        assert column.outlier_fraction > 0.01, name
+        assert column.outlier_gap >= 1.5, name  # a factor ~10^k with nothing in between
+    # nothing beyond the fences: nothing to measure
+    assert stats.column("plain").outlier_fraction == 0.0
+    assert stats.column("plain").outlier_gap is None
+
+
+def test_tail23_gap_needs_a_group_not_one_extreme_row():
+    rng = np.random.default_rng(5)
+    values = rng.normal(10.0, 1.0, size=N)
+    values[:12] = rng.uniform(20.0, 30.0, size=12)  # flagged, continuous-ish
+    values[12] = 1e6  # one row far beyond: no group of its own
+    gap = _tail23_stats(x=values).column("x").outlier_gap
+    assert gap is not None and gap < 1.0
+
+
+def test_tail23_strict_privacy_drops_the_gap_and_default_keeps_it():
+    data = artifact([num("a", outlier_fraction=0.05, outlier_gap=2.31234)])
+    def gap(level):
+        return protect_artifact(data, Scrubber([]), level).dataset.train.column("a").outlier_gap
+
+    assert gap("default") == pytest.approx(2.31)
+    assert gap("strict") is None
+
+
+# --------------------------------------------------------------------------- the rule
+
+
+def _tail23_artifact(gap):
+    """A heavy-tailed count column: 9% of rows beyond 5 IQRs, a point mass at 0 makes it
+    look extreme (max 365x the lower half's spread), and ``gap`` decades of empty log
+    scale separate the flagged values from the rest."""
+    tail = num("towns", q01=0.0, q50=20.0, q99=7300.0, min=0.0, max=7300.0,
+               outlier_fraction=0.09, outlier_gap=gap)
+    test = num("towns", 300, q01=0.0, q50=31.0, q99=7300.0, min=0.0, max=7300.0,
+               outlier_fraction=0.056, outlier_gap=gap)
+    return artifact([tail, num("x1"), num("x2")], [test, num("x1", 300), num("x2", 300)],
+                    model=ModelInfo(scale_sensitive=True))
+
+
+def _tail23_harmless():
+    return (
+        chance(0.83, 0.5),
+        Intervention(kind="impute_outliers", category="outliers", target="towns",
+                     metric="f1_macro", score_before=0.83, score_after=0.832, noise=0.01,
+                     n_rows=300, model_used="clone"),
+        Intervention(kind="affected_rows", category="outliers", target="towns",
+                     metric="error_rate", score_before=0.17, score_after=0.16, noise=0.07,
+                     n_rows=31),
+    )
+
+
+def _tail23_harmful():
+    return (
+        chance(0.80, 0.5),
+        Intervention(kind="impute_outliers", category="outliers", target="towns",
+                     metric="f1_macro", score_before=0.70, score_after=0.80, noise=0.01,
+                     n_rows=300, model_used="clone"),
+    )
+
+
+def _tail23_finding(gap, measured):
+    data = with_interventions(_tail23_artifact(gap), *measured)
+    return next(f for f in findings_of(data) if f.category == "outliers")
+
+
+def _tail23_dataset_signals(gap, measured):
+    data = with_interventions(_tail23_artifact(gap), *measured)
+    return list(RULES.get("outliers")().detect("dataset", data))
+
+
+def test_tail23_a_harmless_continuous_tail_loses_the_confidence_of_its_extremeness():
+    natural = _tail23_finding(0.32, _tail23_harmless())
+    separated = _tail23_finding(2.3, _tail23_harmless())
+    unknown = _tail23_finding(None, _tail23_harmless())  # older artifacts, Spark
+    # same severity (capped at low: harmless either way), lower confidence
+    assert natural.severity == separated.severity == unknown.severity == "low"
+    assert natural.confidence < separated.confidence - 0.2
+    assert separated.confidence == pytest.approx(unknown.confidence)
+    signals = _tail23_dataset_signals(0.32, _tail23_harmless())
+    assert signals and all(s.facts["natural_tail"] and s.confidence <= 0.4 for s in signals)
+    assert "natural heavy tail" in signals[0].evidence.detail
+    assert not any(s.facts["natural_tail"]
+                   for s in _tail23_dataset_signals(2.3, _tail23_harmless()))
+
+
+def test_tail23_measured_harm_keeps_the_finding_whatever_the_tail_looks_like():
+    harmed = _tail23_finding(0.32, _tail23_harmful())
+    reference = _tail23_finding(2.3, _tail23_harmful())
+    assert harmed.severity == reference.severity and harmed.severity in ("high", "critical")
+    assert harmed.confidence == pytest.approx(reference.confidence)
+    assert not any(s.facts["natural_tail"]
+                   for s in _tail23_dataset_signals(0.32, _tail23_harmful()))
+
+
+def test_tail23_unmeasured_tail_keeps_its_estimate():
+    # no harm measured at all (no refit possible): a continuous tail is not judged natural
+    # on its shape alone, and the shape never raises anything either
+    natural = _tail23_finding(0.32, ())
+    separated = _tail23_finding(2.3, ())
+    assert natural.severity == separated.severity
+    assert natural.confidence == pytest.approx(separated.confidence)
