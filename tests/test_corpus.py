@@ -233,6 +233,21 @@ def test_calibration_injector_sharpens_without_memorising():
     assert harm["score_drop"] == 0.0 and harm["ece_excess"] >= 0.05 and case.metadata["valid"]
 
 
+def test_calibration_injector_softens_a_confident_model_without_changing_its_decisions():
+    # an SVM on well-separated data: its served probabilities are flattened towards
+    # uniform (a temperature applied the wrong way), not reweighted by class; decisions
+    # and score stay, the ECE rises well beyond the clean twin's
+    case = build_case(CaseSpec(("poor_calibration",), "iris", "svm", ("strong",)))
+    raw = case.served.raw
+    X = case.served.test[list(raw.feature_names_in_)]
+    served, plain = raw.predict_proba(X), raw.model.predict_proba(X)
+    assert (served.argmax(axis=1) == plain.argmax(axis=1)).all()
+    assert served.max(axis=1).mean() < plain.max(axis=1).mean() - 0.1
+    assert raw.model.get_params().get("class_weight") is None
+    harm = case.metadata["harm"]
+    assert harm["score_drop"] == 0.0 and harm["ece_excess"] >= 0.05 and case.metadata["valid"]
+
+
 def test_validity_bars_of_the_twin_relative_categories():
     spec = CaseSpec(("prediction_drift",), "iris", "svm", ("nudge_0_2sd",))
     healthy = {"score_clean": 0.95, "score_baseline_clean": 0.33}

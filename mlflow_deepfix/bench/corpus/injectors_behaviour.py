@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
-from mlflow_deepfix.bench.corpus.injectors import Sharpened, _label_codes, _pick_rows, injector
+from mlflow_deepfix.bench.corpus.injectors import Tempered, _label_codes, _pick_rows, injector
 from mlflow_deepfix.bench.corpus.workflow import Workflow
 
 #: datasets big enough that a quarter / two fifths of the test split (30% of the rows)
@@ -76,7 +76,7 @@ def _fragile(wf: Workflow, share: float) -> None:
 # --------------------------------------------------------------------------- confidence
 
 
-class SliceSharpened(Sharpened):
+class SliceSharpened(Tempered):
     """A fitted classifier whose probabilities are sharpened (raised to ``power`` and
     renormalised) on the rows where ``column`` >= ``threshold``: the served model is
     surer than it has any reason to be on that slice, and right nowhere more often."""

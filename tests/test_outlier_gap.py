@@ -22,7 +22,7 @@ from tests.test_rules_data_split import artifact, num
 N = 900
 
 
-def _tail23_stats(**columns: np.ndarray):
+def _stats(**columns: np.ndarray):
     frame = pd.DataFrame(columns)
     frame["label"] = np.random.default_rng(0).integers(0, 2, size=len(frame))
     features = [c for c in frame.columns if c != "label"]
@@ -32,7 +32,7 @@ def _tail23_stats(**columns: np.ndarray):
     )
 
 
-def _tail23_population(rng) -> np.ndarray:
+def _population(rng) -> np.ndarray:
     """Town sizes: a quarter of the rows at 0, the rest log-normal over three decades
     (a natural, continuous heavy tail with a point mass at 0)."""
     values = np.exp(rng.normal(3.0, 1.6, size=N)).round()
@@ -40,7 +40,7 @@ def _tail23_population(rng) -> np.ndarray:
     return values
 
 
-def _tail23_typed_x1000(rng, share: float, negative: bool = False) -> np.ndarray:
+def _typed_x1000(rng, share: float, negative: bool = False) -> np.ndarray:
     """A compact measurement (1-7) typed x1000 on ``share`` of the rows (the corpus's unit
     error), on the negative side when ``negative``."""
     values = rng.uniform(1.0, 7.0, size=N) * (-1.0 if negative else 1.0)
@@ -49,16 +49,16 @@ def _tail23_typed_x1000(rng, share: float, negative: bool = False) -> np.ndarray
     return values
 
 
-def test_tail23_gap_tells_a_continuous_tail_from_a_separate_cluster():
+def test_gap_tells_a_continuous_tail_from_a_separate_cluster():
     rng = np.random.default_rng(23)
     sentinel = rng.normal(26.0, 4.0, size=N)
     sentinel[:27] = 9999.0  # a device code on 3% of the rows
     mixed = rng.lognormal(1.0, 0.3, size=N)
     mixed[:18] = np.exp(rng.normal(1.0, 0.3, size=18)) * 1000.0  # 2% x1000
-    stats = _tail23_stats(
-        population=_tail23_population(rng),
-        typed=_tail23_typed_x1000(rng, 0.05),
-        typed_negative=_tail23_typed_x1000(rng, 0.03, negative=True),
+    stats = _stats(
+        population=_population(rng),
+        typed=_typed_x1000(rng, 0.05),
+        typed_negative=_typed_x1000(rng, 0.03, negative=True),
         sentinel=sentinel,
         mixed=mixed,
         plain=rng.normal(size=N),
@@ -75,16 +75,16 @@ def test_tail23_gap_tells_a_continuous_tail_from_a_separate_cluster():
     assert stats.column("plain").outlier_gap is None
 
 
-def test_tail23_gap_needs_a_group_not_one_extreme_row():
+def test_gap_needs_a_group_not_one_extreme_row():
     rng = np.random.default_rng(5)
     values = rng.normal(10.0, 1.0, size=N)
     values[:12] = rng.uniform(20.0, 30.0, size=12)  # flagged, continuous-ish
     values[12] = 1e6  # one row far beyond: no group of its own
-    gap = _tail23_stats(x=values).column("x").outlier_gap
+    gap = _stats(x=values).column("x").outlier_gap
     assert gap is not None and gap < 1.0
 
 
-def test_tail23_strict_privacy_drops_the_gap_and_default_keeps_it():
+def test_strict_privacy_drops_the_gap_and_default_keeps_it():
     data = artifact([num("a", outlier_fraction=0.05, outlier_gap=2.31234)])
     def gap(level):
         return protect_artifact(data, Scrubber([]), level).dataset.train.column("a").outlier_gap
@@ -96,7 +96,7 @@ def test_tail23_strict_privacy_drops_the_gap_and_default_keeps_it():
 # --------------------------------------------------------------------------- the rule
 
 
-def _tail23_artifact(gap):
+def _artifact(gap):
     """A heavy-tailed count column: 9% of rows beyond 5 IQRs, a point mass at 0 makes it
     look extreme (max 365x the lower half's spread), and ``gap`` decades of empty log
     scale separate the flagged values from the rest."""
@@ -108,7 +108,7 @@ def _tail23_artifact(gap):
                     model=ModelInfo(scale_sensitive=True))
 
 
-def _tail23_harmless():
+def _harmless():
     return (
         chance(0.83, 0.5),
         Intervention(kind="impute_outliers", category="outliers", target="towns",
@@ -120,7 +120,7 @@ def _tail23_harmless():
     )
 
 
-def _tail23_harmful():
+def _harmful():
     return (
         chance(0.80, 0.5),
         Intervention(kind="impute_outliers", category="outliers", target="towns",
@@ -129,44 +129,44 @@ def _tail23_harmful():
     )
 
 
-def _tail23_finding(gap, measured):
-    data = with_interventions(_tail23_artifact(gap), *measured)
+def _finding(gap, measured):
+    data = with_interventions(_artifact(gap), *measured)
     return next(f for f in findings_of(data) if f.category == "outliers")
 
 
-def _tail23_dataset_signals(gap, measured):
-    data = with_interventions(_tail23_artifact(gap), *measured)
+def _dataset_signals(gap, measured):
+    data = with_interventions(_artifact(gap), *measured)
     return list(RULES.get("outliers")().detect("dataset", data))
 
 
-def test_tail23_a_harmless_continuous_tail_loses_the_confidence_of_its_extremeness():
-    natural = _tail23_finding(0.32, _tail23_harmless())
-    separated = _tail23_finding(2.3, _tail23_harmless())
-    unknown = _tail23_finding(None, _tail23_harmless())  # older artifacts, Spark
+def test_a_harmless_continuous_tail_loses_the_confidence_of_its_extremeness():
+    natural = _finding(0.32, _harmless())
+    separated = _finding(2.3, _harmless())
+    unknown = _finding(None, _harmless())  # older artifacts, Spark
     # same severity (capped at low: harmless either way), lower confidence
     assert natural.severity == separated.severity == unknown.severity == "low"
     assert natural.confidence < separated.confidence - 0.2
     assert separated.confidence == pytest.approx(unknown.confidence)
-    signals = _tail23_dataset_signals(0.32, _tail23_harmless())
+    signals = _dataset_signals(0.32, _harmless())
     assert signals and all(s.facts["natural_tail"] and s.confidence <= 0.4 for s in signals)
     assert "natural heavy tail" in signals[0].evidence.detail
     assert not any(s.facts["natural_tail"]
-                   for s in _tail23_dataset_signals(2.3, _tail23_harmless()))
+                   for s in _dataset_signals(2.3, _harmless()))
 
 
-def test_tail23_measured_harm_keeps_the_finding_whatever_the_tail_looks_like():
-    harmed = _tail23_finding(0.32, _tail23_harmful())
-    reference = _tail23_finding(2.3, _tail23_harmful())
+def test_measured_harm_keeps_the_finding_whatever_the_tail_looks_like():
+    harmed = _finding(0.32, _harmful())
+    reference = _finding(2.3, _harmful())
     assert harmed.severity == reference.severity and harmed.severity in ("high", "critical")
     assert harmed.confidence == pytest.approx(reference.confidence)
     assert not any(s.facts["natural_tail"]
-                   for s in _tail23_dataset_signals(0.32, _tail23_harmful()))
+                   for s in _dataset_signals(0.32, _harmful()))
 
 
-def test_tail23_unmeasured_tail_keeps_its_estimate():
+def test_unmeasured_tail_keeps_its_estimate():
     # no harm measured at all (no refit possible): a continuous tail is not judged natural
     # on its shape alone, and the shape never raises anything either
-    natural = _tail23_finding(0.32, ())
-    separated = _tail23_finding(2.3, ())
+    natural = _finding(0.32, ())
+    separated = _finding(2.3, ())
     assert natural.severity == separated.severity
     assert natural.confidence == pytest.approx(separated.confidence)
