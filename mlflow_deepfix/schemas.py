@@ -299,6 +299,10 @@ class PerformanceSummary(_Model):
     #: the ECE a perfectly calibrated model with the same confidences reaches by chance
     #: on these rows (90th percentile of simulations); None when not computed
     calibration_noise: float | None = None
+    #: classification with probabilities: the mean stated probability of the predicted
+    #: class minus the share of test rows predicted right; > 0 overconfident, < 0
+    #: underconfident (the ECE says how far off, this which way on the whole)
+    confidence_gap: float | None = None
     #: binary with probabilities: best F1 threshold vs default (0.5) F1 on test
     best_threshold: float | None = None
     f1_at_default: float | None = None

@@ -106,6 +106,26 @@ def test_calibration_error_small_when_calibrated_large_when_not():
     assert bad.calibration_error > 0.15
 
 
+def test_confidence_gap_tells_overconfidence_from_underconfidence():
+    y, proba = _binary(n=20_000)
+    calibrated = summarize_performance(
+        task=BINARY, y_test=y, pred_test=proba.argmax(1), proba_test=proba, classes=[0, 1]
+    )
+    assert abs(calibrated.confidence_gap) < 0.02
+    # the same decisions, stated at 0.99 / 0.01 and at 0.55 / 0.45
+    for stated, sign in ((0.99, 1), (0.55, -1)):
+        top = np.where(proba[:, 1] >= 0.5, stated, 1 - stated)
+        served = np.column_stack([1 - top, top])
+        summary = summarize_performance(
+            task=BINARY, y_test=y, pred_test=served.argmax(1), proba_test=served,
+            classes=[0, 1],
+        )
+        accuracy = summary.scores["test"]["accuracy"]
+        assert summary.confidence_gap == pytest.approx(stated - accuracy, abs=1e-9)
+        assert np.sign(summary.confidence_gap) == sign
+        assert summary.calibration_error > 0.1
+
+
 def test_multiclass_calibration_uses_the_predicted_class():
     matrix = np.array([[0.8, 0.1, 0.1]] * 100)
     y = np.array(["a"] * 80 + ["b"] * 20)

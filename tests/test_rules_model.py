@@ -821,6 +821,32 @@ def test_poor_calibration_a_few_points_beyond_the_noise_is_a_low_finding():
     assert assess("poor_calibration", artifact(performance=at_noise, n_test=360))[0] == "info"
 
 
+def test_poor_calibration_says_which_way_the_probabilities_are_off():
+    """The signed confidence gap names over- or underconfidence in the title and the
+    evidence; underconfidence puts the fixes for flattened probabilities first. A gap
+    small beside the ECE (off both ways) or unknown (an older artifact) names neither."""
+    def read(gap):
+        perf = modified(HEALTHY_PERF, calibration_error=0.2, calibration_noise=0.02,
+                        confidence_gap=gap, scores={"test": {"accuracy": 0.7}})
+        data = artifact(performance=perf)
+        _, title, signals = assess("poor_calibration", data)
+        own = next(s for s in signals if s.source == "model")
+        rule = RULES.get("poor_calibration")()
+        return title, own.evidence.detail, rule.fix_list(signals, data), own.facts
+
+    title, detail, fixes, facts = read(-0.3)
+    assert "underconfident" in title and facts["direction"] == "under"
+    assert "states 40% confidence" in detail and "right on 70%" in detail
+    assert "temperature" in fixes[0]
+    title, detail, fixes, _ = read(0.15)
+    assert "overconfident" in title and "states 85% confidence" in detail
+    assert "CalibratedClassifierCV" in fixes[0]
+    for mixed in (0.05, None):
+        title, detail, fixes, _ = read(mixed)
+        assert "confident" not in title and "confidence in its predicted" not in detail
+        assert "CalibratedClassifierCV" in fixes[0]
+
+
 def test_poor_calibration_needs_probabilities():
     perf = modified(HEALTHY_PERF, calibration_error=None)
     data = artifact(performance=perf, checks=[check("Calibration Score", "passed", 0.1)])

@@ -229,6 +229,22 @@ def expected_calibration_error(
     return float(gap[size > 0].sum() / y.size)
 
 
+def confidence_gap(y: np.ndarray, matrix: np.ndarray, classes: list[str]) -> float | None:
+    """Mean probability stated for the predicted class minus the share of rows where it
+    is right: positive when the model claims more than it achieves (overconfident),
+    negative when it claims less (underconfident, e.g. probabilities flattened by a
+    temperature or label smoothing at serving). The ECE cannot tell the two apart, and
+    their fixes differ."""
+    finite = np.all(np.isfinite(matrix), axis=1)
+    y, matrix = y[finite], matrix[finite]
+    if not y.size:
+        return None
+    top = np.argmax(matrix, axis=1)
+    stated = matrix[np.arange(y.size), top] / np.clip(matrix.sum(axis=1), 1e-12, None)
+    right = np.asarray(classes)[top] == y
+    return float(stated.mean() - right.mean())
+
+
 #: simulations of a perfectly calibrated model for the ECE noise level
 ECE_SIMULATIONS = 50
 
@@ -386,6 +402,7 @@ def summarize_performance(
                 if matrix is not None and y.size:
                     out["calibration_error"] = expected_calibration_error(y, matrix, class_keys)
                     out["calibration_noise"] = calibration_noise(y, matrix, class_keys)
+                    out["confidence_gap"] = confidence_gap(y, matrix, class_keys)
                     threshold = threshold_analysis(y, matrix, class_keys)
                     if threshold is not None:
                         out["best_threshold"], out["f1_at_default"], out["f1_at_best"] = threshold

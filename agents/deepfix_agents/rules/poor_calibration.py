@@ -56,6 +56,23 @@ LOG_LOSS_EXCESS = 0.1
 MIN_CONFIDENT_ROWS = 30
 #: z of the two-sided 95% Wilson interval of that error rate
 WILSON_Z = 1.96
+#: the confidence gap (mean stated probability minus accuracy) must carry at least this
+#: share of the ECE to name a direction: below it the model is off both ways (over in
+#: some bins, under in others) and the words say so
+DIRECTION_SHARE = 0.5
+
+#: fixes when the model states less confidence than it has: what flattens probabilities
+UNDERCONFIDENT_FIXES = (
+    "Look for what flattens the probabilities between the model and its output: a "
+    "temperature applied the wrong way round (multiplied where it should divide), label "
+    "smoothing or a prior mixed in at inference, averaging with a uniform or constant "
+    "model; remove it, or calibrate the final output on held-out data "
+    "(`CalibratedClassifierCV(FrozenEstimator(model), method='isotonic')`).",
+    "If nothing is applied after the model, it is over-regularised for its probabilities "
+    "(tiny `C`, very large `alpha`, few shallow trees): calibrate on held-out data, or "
+    "loosen the regularisation and re-check the reliability diagram "
+    "(`CalibrationDisplay.from_estimator`).",
+)
 
 
 def _entropy(shares) -> float:
@@ -120,6 +137,17 @@ def confident_overclaim(artifact) -> dict | None:
         return None
     return {"n": summary.n_confident, "rate": summary.confident_error_rate, "low": low,
             "claimed": claimed, "threshold": summary.threshold}
+
+
+def direction(ece: float, gap: float | None) -> str | None:
+    """``"over"`` or ``"under"`` when the signed confidence gap carries at least
+    ``DIRECTION_SHARE`` of the ECE, ``"mixed"`` when it does not, None when unknown (an
+    artifact from before the gap was measured)."""
+    if gap is None or ece <= 0:
+        return None
+    if abs(gap) < DIRECTION_SHARE * ece:
+        return "mixed"
+    return "over" if gap > 0 else "under"
 
 
 def ece_noise(n_test: int) -> float:
@@ -256,6 +284,16 @@ class PoorCalibration(Rule):
                 f"though it is {pct(shift['share'])} of them: its probabilities are shifted "
                 "toward it (class weights, resampling or a prior mismatch)"
             )
+        gap = artifact.performance.confidence_gap
+        way = direction(own["ece"], gap)
+        if way in ("over", "under"):
+            accuracy = artifact.performance.scores.get("test", {}).get("accuracy")
+            if accuracy is not None:
+                detail += (
+                    f"; it states {pct(min(max(accuracy + gap, 0.0), 1.0))} confidence in "
+                    f"its predicted class on average and is right on {pct(accuracy)} of "
+                    f"the rows: {way}confident"
+                )
         yield self.signal(
             "model",
             score=own["score"],
@@ -263,6 +301,8 @@ class PoorCalibration(Rule):
             detail=detail,
             value=own["ece"],
             ece=own["ece"],
+            confidence_gap=gap,
+            direction=way,
             log_loss_excess=gain,
             confident_error_rate=None if overclaim is None else overclaim["rate"],
             shifted_class=None if shift is None else shift["label"],
@@ -299,6 +339,13 @@ class PoorCalibration(Rule):
 
     def title(self, signals, artifact):
         ece = self.fact(signals, "ece")
+        way = {"over": "overconfident", "under": "underconfident"}.get(
+            self.fact(signals, "direction"))
+        if ece is not None and way is not None:
+            return (
+                f"Predicted probabilities are {way}: off by {ece:.0%} on average "
+                f"(expected calibration error {ece:.2f})"
+            )
         if ece is not None:
             return (
                 f"Predicted probabilities are off by {ece:.0%} on average "
@@ -309,7 +356,26 @@ class PoorCalibration(Rule):
             return f"Probabilities score worse than the class shares alone (Brier {brier:.2f})"
         return self.name
 
+    def fix_list(self, signals, artifact):
+        """Underconfidence has other causes than overconfidence: its fixes come first."""
+        fixes = super().fix_list(signals, artifact)
+        if self.fact(signals, "direction") == "under":
+            return list(dict.fromkeys([*UNDERCONFIDENT_FIXES, *fixes]))
+        return fixes
+
     def explanation(self, signals, artifact):
+        way = self.fact(signals, "direction")
+        if way == "under":
+            return (
+                "When the model says '60% likely', the event should happen about 60% of the "
+                "time. Here it happens far more often: the model is right more often than it "
+                "says, so its probabilities understate what it knows. A risk cut-off, an "
+                "expected cost or a ranking by confidence built on them is off, and too "
+                "many confident, correct predictions get sent for review. Typical causes "
+                "are something that flattens the probabilities after the model (a "
+                "temperature applied the wrong way, label smoothing or a prior mixed in at "
+                "inference) and heavy regularisation."
+            )
         return (
             "When the model says '80% likely', the event should happen about 80% of the time. "
             "Here the stated probabilities and the observed frequencies differ clearly, so any "
