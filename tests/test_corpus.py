@@ -219,33 +219,35 @@ def test_twin_relative_harm_decides_validity():
     assert harm["balanced_accuracy_drop"] >= 0.05 and pair.metadata["valid"]
 
 
-def test_calibration_injector_sharpens_without_memorising():
-    # k-NN / net: the served probabilities are sharpened at serving, the fit and the
-    # labels are untouched: the same label wins on every row (no score lost, no
-    # train/test gap planted: not the overfitting injector's mechanism)
-    case = build_case(CaseSpec(("poor_calibration",), "fair", "knn", ("mild",)))
+def _tempered_case(dataset, family, magnitude):
+    """A poor_calibration case whose served probabilities are tempered at serving: the
+    case, the served and the fitted model's own test probabilities. Checks what every
+    temperature bug keeps (decisions, score) and plants (an ECE 0.05 above the twin's)."""
+    case = build_case(CaseSpec(("poor_calibration",), dataset, family, (magnitude,)))
     raw = case.served.raw
     X = case.served.test[list(raw.feature_names_in_)]
     served, plain = raw.predict_proba(X), raw.model.predict_proba(X)
     assert (served.argmax(axis=1) == plain.argmax(axis=1)).all()
-    assert served.max(axis=1).mean() > plain.max(axis=1).mean() + 0.05
     harm = case.metadata["harm"]
     assert harm["score_drop"] == 0.0 and harm["ece_excess"] >= 0.05 and case.metadata["valid"]
+    return case, served, plain
+
+
+def test_calibration_injector_sharpens_without_memorising():
+    # k-NN / net: the served probabilities are sharpened at serving, the fit and the
+    # labels are untouched: the same label wins on every row (no score lost, no
+    # train/test gap planted: not the overfitting injector's mechanism)
+    case, served, plain = _tempered_case("fair", "knn", "mild")
+    assert served.max(axis=1).mean() > plain.max(axis=1).mean() + 0.05
 
 
 def test_calibration_injector_softens_a_confident_model_without_changing_its_decisions():
     # an SVM on well-separated data: its served probabilities are flattened towards
     # uniform (a temperature applied the wrong way), not reweighted by class; decisions
     # and score stay, the ECE rises well beyond the clean twin's
-    case = build_case(CaseSpec(("poor_calibration",), "iris", "svm", ("strong",)))
-    raw = case.served.raw
-    X = case.served.test[list(raw.feature_names_in_)]
-    served, plain = raw.predict_proba(X), raw.model.predict_proba(X)
-    assert (served.argmax(axis=1) == plain.argmax(axis=1)).all()
+    case, served, plain = _tempered_case("iris", "svm", "strong")
     assert served.max(axis=1).mean() < plain.max(axis=1).mean() - 0.1
-    assert raw.model.get_params().get("class_weight") is None
-    harm = case.metadata["harm"]
-    assert harm["score_drop"] == 0.0 and harm["ece_excess"] >= 0.05 and case.metadata["valid"]
+    assert case.served.raw.model.get_params().get("class_weight") is None
 
 
 def test_validity_bars_of_the_twin_relative_categories():
