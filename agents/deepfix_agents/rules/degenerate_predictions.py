@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 
@@ -10,6 +12,50 @@ EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
 #: how dominant the most predicted class is -> factor (a 51/49 split is not a collapse)
 DOMINANCE_FACTOR = ((0.8, 0.0), (0.9, 0.6), (0.97, 1.0))
 SPREAD_SCORE = ((0.02, 0.9), (0.1, 0.6), (0.25, 0.3), (0.4, 0.0))
+#: the share of the training labels' entropy that the model's probabilities explain on its
+#: own training rows (1 - log loss / entropy of the class shares, McFadden's R2) below
+#: which they are the class shares restated for every row: a flat probability output
+FLAT_INFORMATION = 0.005
+#: a flat probability output whose decisions still beat shuffled labels
+FLAT_PROBABILITIES = 0.7
+#: the decisions beat shuffled labels by this many noise units (the chance measurement's)
+DECISION_NOISE_UNITS = 2.0
+
+
+def _entropy(shares) -> float:
+    return -sum(p * math.log(p) for p in shares if p > 0)
+
+
+def flat_probabilities(artifact) -> dict | None:
+    """The model's probabilities are the same for every row (the training class shares,
+    or uniform) while its decisions still carry the signal: on its own training rows the
+    log loss is within ``FLAT_INFORMATION`` of the class shares' entropy (what always
+    stating the shares scores), and its test decisions beat shuffled labels by
+    ``DECISION_NOISE_UNITS`` noise units (the ``chance_level`` measurement). A lack of
+    signal cannot do that (its decisions would be at chance too); a setting in the wrong
+    units that squashes every posterior to the prior (a smoothing or a penalty a million
+    times too large) does: the arg-max survives on differences in the sixth decimal, and
+    every stated probability is the class share. None otherwise (no training log loss,
+    no chance measurement)."""
+    dataset = artifact.dataset
+    if artifact.task == "regression" or dataset.train is None:
+        return None
+    log_loss = artifact.performance.scores.get("train", {}).get("log_loss")
+    shares = dataset.train.label_distribution
+    entropy = _entropy(shares.values()) if shares else 0.0
+    if log_loss is None or len(shares) < 2 or entropy <= 0:
+        return None
+    explained = 1.0 - log_loss / entropy
+    if abs(explained) > FLAT_INFORMATION:
+        return None
+    measured = artifact.intervention("chance_level")
+    if measured is None or measured.change is None or not measured.noise:
+        return None
+    if measured.change <= DECISION_NOISE_UNITS * measured.noise:
+        return None
+    return {"explained": explained, "log_loss": log_loss, "entropy": entropy,
+            "decisions": measured.score_after, "chance": measured.score_before,
+            "metric": measured.metric}
 
 
 @register_rule
@@ -40,8 +86,11 @@ class DegeneratePredictions(Rule):
         "Classification: the share of the most predicted class minus its true share on test "
         "(+0.1 -> 0.4, +0.2 -> 0.7, +0.3 -> 0.9) times its dominance (share 0.8 -> 0, 0.9 -> "
         "0.6, 0.97 -> 1), and at least 0.8 when one class takes >= 99% "
-        "of predictions while the true labels are varied. Regression: std(pred)/std(y) on test: "
-        "0.02 -> 0.9, 0.1 -> 0.6, 0.25 -> 0.3."
+        "of predictions while the true labels are varied. 0.7 when the probabilities are flat "
+        "(on the training rows the log loss is within 0.5% of the class shares' entropy) while "
+        "the test decisions beat shuffled labels by 2 noise units: every row is stated the "
+        "class shares. Regression: std(pred)/std(y) on test: 0.02 -> 0.9, 0.1 -> 0.6, "
+        "0.25 -> 0.3."
     )
     explains = ("poor_calibration", "underfitting")
 
@@ -82,6 +131,24 @@ class DegeneratePredictions(Rule):
                     spread=ratio,
                 )
             return
+        flat = flat_probabilities(artifact)
+        if flat is not None:
+            yield self.signal(
+                "model",
+                score=FLAT_PROBABILITIES,
+                confidence=0.9,
+                detail=(
+                    f"on its training rows the model's log loss is {flat['log_loss']:.4f}, "
+                    f"the entropy of the class shares ({flat['entropy']:.4f}): its "
+                    f"probabilities explain {pct(max(flat['explained'], 0.0))} of the labels' "
+                    "uncertainty, the class shares stated for every row, while its decisions "
+                    f"score {flat['decisions']:.3f} {flat['metric']} (shuffled labels "
+                    f"{flat['chance']:.3f})"
+                ),
+                value=flat["explained"],
+                flat=True,
+                explained=flat["explained"],
+            )
         predicted = performance.prediction_distribution
         truth = artifact.dataset.test.label_distribution
         if not predicted or not truth:
@@ -112,6 +179,9 @@ class DegeneratePredictions(Rule):
         label, share = self.fact(signals, "label"), self.fact(signals, "share")
         if label is not None:
             return f"The model predicts {label!r} for {pct(share)} of test rows"
+        if self.fact(signals, "flat"):
+            return ("The model states the same probabilities for every row: they carry "
+                    "none of the signal its decisions have")
         spread = self.fact(signals, "spread")
         if spread is not None:
             return f"Predictions barely vary: their spread is {spread:.2f}x that of the target"
