@@ -188,6 +188,16 @@ class DegeneratePredictions(Rule):
         return self.name
 
     def explanation(self, signals, artifact):
+        if self.fact(signals, "flat") and self.fact(signals, "label") is None:
+            return (
+                "The model states the same probabilities (the class shares) for every row: "
+                "its decisions still follow the inputs, on differences in far decimals, but "
+                "the probabilities say nothing about the row, so any threshold, risk score or "
+                "confidence read from them is meaningless, and its confidence is as far off "
+                "as its accuracy is above chance. Typical cause: a smoothing or regularisation setting in the "
+                "wrong units (var_smoothing, C, alpha a million times too large) that squashes "
+                "every posterior to the prior."
+            )
         return (
             "The model gives (nearly) the same answer whatever the input, so its predictions "
             "carry almost no information. Typical causes: inputs transformed differently than in "
