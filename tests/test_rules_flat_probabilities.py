@@ -13,7 +13,7 @@ from tests.test_rules_model import HEALTHY_PERF, _all_signals, artifact, modifie
 _DET25_THIRDS = {"0": 1 / 3, "1": 1 / 3, "2": 1 / 3}
 
 
-def _det25_flat(train_log_loss, *, decisions=0.86, shuffled=0.32, noise=0.066):
+def _flat(train_log_loss, *, decisions=0.86, shuffled=0.32, noise=0.066):
     """A 3-class model whose decisions score ``decisions`` (shuffled labels ``shuffled``)
     and whose training log loss is ``train_log_loss`` (ln 3 = the class shares stated
     for every row), with the expected calibration error such a flat output shows."""
@@ -49,12 +49,12 @@ def _det25_flat(train_log_loss, *, decisions=0.86, shuffled=0.32, noise=0.066):
     return data.model_copy(update={"interventions": [chance], "model": model})
 
 
-def test_det25_flat_probabilities_with_informative_decisions_are_degenerate():
+def test_flat_probabilities_with_informative_decisions_are_degenerate():
     """Every row stated the class shares (training log loss = ln 3) while the decisions
     beat shuffled labels by 8 noise units: a collapsed probability output, named as
     degenerate_predictions ahead of the calibration error it causes (which it folds in),
     although the predicted labels still vary."""
-    flat = _det25_flat(math.log(3))
+    flat = _flat(math.log(3))
     assert flat_probabilities(flat) is not None
     findings = reason(_all_signals(flat), flat)
     assert findings[0].category == "degenerate_predictions"
@@ -62,12 +62,12 @@ def test_det25_flat_probabilities_with_informative_decisions_are_degenerate():
     assert "poor_calibration" not in [f.category for f in findings[1:]]
 
 
-def test_det25_informative_probabilities_or_chance_decisions_are_not_flat():
+def test_informative_probabilities_or_chance_decisions_are_not_flat():
     """Probabilities that explain 2% of the labels' entropy on the training rows are not
     flat; nor is a flat output whose decisions are at chance (no signal: underfitting's
     reading, not a collapse)."""
-    assert flat_probabilities(_det25_flat(0.98 * math.log(3))) is None
-    at_chance = _det25_flat(math.log(3), decisions=0.36, shuffled=0.32, noise=0.066)
+    assert flat_probabilities(_flat(0.98 * math.log(3))) is None
+    at_chance = _flat(math.log(3), decisions=0.36, shuffled=0.32, noise=0.066)
     assert flat_probabilities(at_chance) is None
     findings = reason(_all_signals(at_chance), at_chance)
     assert "degenerate_predictions" not in [f.category for f in findings]
