@@ -1,4 +1,4 @@
-"""Round 25 (det25): detection gaps, planted causes that got no finding at all."""
+"""degenerate_predictions: a flat probability output (every row stated the class shares) whose decisions still follow the inputs is a collapsed model."""
 
 from __future__ import annotations
 
