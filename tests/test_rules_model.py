@@ -2132,3 +2132,52 @@ def test_unscaled_inputs_that_miscalibrate_are_the_missing_scaler():
     level = modified(off, test_score=0.90)
     data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=level)
     assert assess("preprocessing_mismatch", data)[0] == "low"
+
+
+# --------------------------------------------------------------------------- fit25
+
+
+def _fit25_regression(*, model_score, rungs, noise, spread=None, train_score=None):
+    """A regression artifact with a chance-level measurement of ``noise`` (R2 against
+    predicting the training mean) and the ladder ``rungs`` as (name, cv, test)."""
+    perf = modified(HEALTHY_PERF, metric="r2", test_score=model_score,
+                    train_score=model_score + 0.05 if train_score is None else train_score,
+                    prediction_spread_ratio=spread)
+    baselines = [BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.003, test_score=0.0)]
+    baselines += [
+        BaselineResult(name=n, metric="r2", cv_score=cv, test_score=t) for n, cv, t in rungs
+    ]
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
+        score_after=model_score, noise=noise, n_rows=360,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_fit25_a_model_within_one_noise_unit_below_chance_is_level_with_a_clear_ladder():
+    """R2 -0.03 on a test split whose noise is 0.19, a linear rung at 0.068 in
+    cross-validation and 0.059 on test (a clear signal, holding up on test): the model is
+    level with what the data shows, the rows too noisy to tell: no high finding. A weak
+    ladder signal (0.03, what scrambled labels show by luck) keeps the high finding, and
+    so does a model more than one noise unit below chance."""
+    level = _fit25_regression(model_score=-0.03, rungs=[("linear", 0.068, 0.059)], noise=0.19)
+    assert assess_all("underfitting", level) in HEALTHY
+    weak = _fit25_regression(model_score=-0.03, rungs=[("linear", 0.03, 0.03)], noise=0.19)
+    assert assess_all("underfitting", weak) == "high"
+    below = _fit25_regression(model_score=-0.25, rungs=[("linear", 0.068, 0.059)], noise=0.19)
+    assert assess_all("underfitting", below) == "high"
+
+
+def test_fit25_each_rung_holds_up_against_its_own_cross_validated_score():
+    """A linear rung at 0.026 in cross-validation and 0.051 on test, a tree at 0.099 and
+    -0.094: the linear rung's test rows behave like its training rows, so a model at
+    0.052 (noise 0.028) level with it is too noisy to tell; comparing the tree's
+    cross-validated score with the linear rung's test score called it at chance. A
+    ladder whose every rung falls on test keeps the high finding."""
+    paired = _fit25_regression(model_score=0.052, noise=0.028,
+                               rungs=[("linear", 0.026, 0.051), ("tree", 0.099, -0.094)])
+    assert assess_all("underfitting", paired) in HEALTHY
+    falls = _fit25_regression(model_score=0.052, noise=0.028,
+                              rungs=[("linear", 0.2, 0.051), ("tree", 0.099, -0.094)])
+    assert assess_all("underfitting", falls) == "high"
