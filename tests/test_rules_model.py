@@ -2181,3 +2181,20 @@ def test_fit25_each_rung_holds_up_against_its_own_cross_validated_score():
     falls = _fit25_regression(model_score=0.052, noise=0.028,
                               rungs=[("linear", 0.2, 0.051), ("tree", 0.099, -0.094)])
     assert assess_all("underfitting", falls) == "high"
+
+
+def test_fit25_narrow_predictions_on_weak_signal_are_what_the_best_predictor_gives():
+    """Regression predictions spread 0.18x the target's where the best R2 measured
+    (ladder or model) is 0.1: a least-squares predictor explaining 10% of the variance
+    spreads sqrt(0.1) = 0.32x, so 0.18x is no collapse. A spread of 0.12x where a rung
+    reaches R2 0.8 (optimal spread 0.89x) is degenerate, and a spread of 0.01x on the
+    weak signal still is."""
+    weak = _fit25_regression(model_score=0.08, noise=0.02, spread=0.18,
+                             rungs=[("linear", 0.1, 0.09)])
+    assert assess("degenerate_predictions", weak)[0] == "info"
+    strong = _fit25_regression(model_score=0.08, noise=0.02, spread=0.12,
+                               rungs=[("linear", 0.8, 0.79)])
+    assert assess("degenerate_predictions", strong)[0] not in HEALTHY
+    collapsed = _fit25_regression(model_score=0.0, noise=0.001, spread=0.01,
+                                  rungs=[("linear", 0.1, 0.09)])
+    assert assess("degenerate_predictions", collapsed)[0] in ("high", "critical")

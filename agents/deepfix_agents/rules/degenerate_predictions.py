@@ -58,6 +58,21 @@ def flat_probabilities(artifact) -> dict | None:
             "metric": measured.metric}
 
 
+def reachable_r2(artifact) -> float | None:
+    """The best R2 measured on this data: the model's on test, the baseline ladder's in
+    cross-validation and on test (at most 1); None when none was measured. A
+    predictor explaining a share R2 of the target's variance has a spread of
+    sqrt(R2) times the target's (least squares: var(pred) = R2 var(y)), so on weak
+    signal a narrow spread is what the best predictor gives, not a collapse."""
+    scores = [artifact.performance.test_score] if artifact.performance.metric == "r2" else []
+    for b in artifact.baselines:
+        if b.name.startswith("dummy") or b.metric != "r2":
+            continue
+        scores += [b.cv_score, b.test_score]
+    scores = [s for s in scores if s is not None and math.isfinite(s)]
+    return min(max(scores), 1.0) if scores else None
+
+
 @register_rule
 class DegeneratePredictions(Rule):
     id = "degenerate_predictions"
@@ -89,8 +104,10 @@ class DegeneratePredictions(Rule):
         "of predictions while the true labels are varied. 0.7 when the probabilities are flat "
         "(on the training rows the log loss is within 0.5% of the class shares' entropy) while "
         "the test decisions beat shuffled labels by 2 noise units: every row is stated the "
-        "class shares. Regression: std(pred)/std(y) on test: 0.02 -> 0.9, 0.1 -> 0.6, "
-        "0.25 -> 0.3."
+        "class shares. Regression: std(pred)/std(y) on test, "
+        "divided by sqrt(best R2 measured: the model's on test, the ladder's in cross-validation "
+        "or on test; the spread of a least-squares predictor with that R2): 0.02 -> 0.9, "
+        "0.1 -> 0.6, 0.25 -> 0.3; nothing when no R2 above 0 was measured."
     )
     explains = ("poor_calibration", "underfitting")
 
@@ -120,13 +137,25 @@ class DegeneratePredictions(Rule):
             ratio = performance.prediction_spread_ratio
             if ratio is None:
                 return
-            score = interp(ratio, SPREAD_SCORE)
+            reachable = reachable_r2(artifact)
+            expected = 1.0 if reachable is None else math.sqrt(max(reachable, 0.0))
+            if expected <= 0:
+                # nothing reaches above the training mean: a constant answer is the
+                # best there is, a narrow spread no collapse
+                return
+            score = interp(ratio / expected, SPREAD_SCORE)
             if score > 0:
+                detail = f"the spread of predictions is {ratio:.2f}x the spread of the target"
+                if reachable is not None and expected < 1.0:
+                    detail += (
+                        f" (the best R2 measured here, {reachable:.2f}, gives an optimal "
+                        f"predictor {expected:.2f}x)"
+                    )
                 yield self.signal(
                     "model",
                     score=score,
                     confidence=0.85,
-                    detail=f"the spread of predictions is {ratio:.2f}x the spread of the target",
+                    detail=detail,
                     value=ratio,
                     spread=ratio,
                 )
