@@ -2198,3 +2198,16 @@ def test_fit25_narrow_predictions_on_weak_signal_are_what_the_best_predictor_giv
     collapsed = _fit25_regression(model_score=0.0, noise=0.001, spread=0.01,
                                   rungs=[("linear", 0.1, 0.09)])
     assert assess("degenerate_predictions", collapsed)[0] in ("high", "critical")
+
+
+def test_fit25_a_rung_is_credited_only_what_its_cross_validation_supports():
+    """A tree at 0.116 on test but -0.027 in cross-validation got lucky on the test rows:
+    credited at most 2 noise units (0.053) above its cross-validated score, the ladder's
+    headroom over the dummy (0.079) is within noise and a model at 0.039 shows no
+    shortfall. A tree whose cross-validation supports its 0.116 does."""
+    lucky = _fit25_regression(model_score=0.039, noise=0.053, spread=0.5,
+                              rungs=[("linear", 0.111, 0.075), ("tree", -0.027, 0.116)])
+    assert assess_all("underfitting", lucky) in HEALTHY
+    supported = _fit25_regression(model_score=0.039, noise=0.053, spread=0.5,
+                                  rungs=[("linear", 0.111, 0.075), ("tree", 0.12, 0.116)])
+    assert assess_all("underfitting", supported) not in HEALTHY

@@ -196,6 +196,17 @@ def best_baseline(artifact):
     return max(scored, key=lambda b: (b.test_score, b.name), default=None)
 
 
+def supported_score(b, noise: float) -> float:
+    """A rung's test score, credited only as far as its cross-validated score on the
+    training rows supports it: at most ``CHANCE_NOISE_UNITS`` noise units of the test
+    score above it. A rung that learns nothing in cross-validation but scores well on
+    these test rows got lucky on them; the headroom it shows is no evidence that the
+    training data holds a signal the model missed."""
+    if b.cv_score is None or noise <= 0:
+        return b.test_score
+    return min(b.test_score, b.cv_score + CHANCE_NOISE_UNITS * noise)
+
+
 def cross_validated_ladder(artifact) -> list:
     """The ladder's simple models (no dummy) scored both in cross-validation on the
     training rows and on test: what tells a harder test period or noisy test rows from
@@ -232,7 +243,8 @@ class Underfitting(Rule):
     )
     severity_policy = (
         "Shortfall = 1 - (model - dummy) / (best baseline - dummy) on test, using the task's main "
-        "metric: 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
+        "metric (a rung's test score credited at most 2 noise units above its cross-validated "
+        "score): 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
         "that shortfall counts, at least the test score given away to the best baseline "
         "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8). Only "
         "when the model's train score is not far above its test score (that would be overfitting). "
@@ -259,11 +271,17 @@ class Underfitting(Rule):
         model_score = performance.test_score
         if None in (model_score, dummy, best) or dummy.test_score is None:
             return
-        headroom = best.test_score - dummy.test_score
         # the ladder must clear the dummy by more than the test score's noise for a
         # shortfall against it to mean anything
         measured = artifact.intervention("chance_level")
         noise = (measured.noise or 0.0) if measured is not None else 0.0
+        rungs = [
+            b for b in artifact.baselines
+            if b.test_score is not None and not b.name.startswith("dummy")
+        ]
+        best = max(rungs, key=lambda b: (supported_score(b, noise), b.name))
+        best_score = supported_score(best, noise)
+        headroom = best_score - dummy.test_score
         if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
@@ -271,7 +289,7 @@ class Underfitting(Rule):
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
-        lag = best.test_score - model_score
+        lag = best_score - model_score
         if score > 0 and lag > CHANCE_NOISE_UNITS * noise:
             score = max(score, interp(lag, LAG_HARM_SCORE))
         if score <= 0:
@@ -284,11 +302,17 @@ class Underfitting(Rule):
             detail=(
                 f"model {metric} {model_score:.3f} on test vs dummy {dummy.test_score:.3f} and "
                 f"{best.name} baseline {best.test_score:.3f}"
+                + (
+                    f" (credited {best_score:.3f}: its cross-validated {best.cv_score:.3f} "
+                    "on the training rows plus 2 noise units)"
+                    if best_score < best.test_score
+                    else ""
+                )
             ),
             value=model_score,
             model_score=model_score,
             best=best.name,
-            best_score=best.test_score,
+            best_score=best_score,
             metric=metric,
         )
 
