@@ -196,14 +196,17 @@ def best_baseline(artifact):
     return max(scored, key=lambda b: (b.test_score, b.name), default=None)
 
 
-def supported_score(b, noise: float) -> float:
+def supported_score(b, noise: float, n_test: int) -> float:
     """A rung's test score, credited only as far as its cross-validated score on the
     training rows supports it: at most ``CHANCE_NOISE_UNITS`` noise units of the test
     score above it. A rung that learns nothing in cross-validation but scores well on
     these test rows got lucky on them; the headroom it shows is no evidence that the
-    training data holds a signal the model missed."""
-    if b.cv_score is None or noise <= 0:
+    training data holds a signal the model missed. The noise is the chance-level
+    measurement's, at least the sampling noise of a score on ``n_test`` rows
+    (0.5/sqrt(n_test)): a constant model's measurement has none, the rung's score does."""
+    if b.cv_score is None:
         return b.test_score
+    noise = max(noise, 0.5 / max(n_test, 1) ** 0.5)
     return min(b.test_score, b.cv_score + CHANCE_NOISE_UNITS * noise)
 
 
@@ -279,8 +282,9 @@ class Underfitting(Rule):
             b for b in artifact.baselines
             if b.test_score is not None and not b.name.startswith("dummy")
         ]
-        best = max(rungs, key=lambda b: (supported_score(b, noise), b.name))
-        best_score = supported_score(best, noise)
+        n_test = artifact.dataset.test.n_rows
+        best = max(rungs, key=lambda b: (supported_score(b, noise, n_test), b.name))
+        best_score = supported_score(best, noise, n_test)
         headroom = best_score - dummy.test_score
         if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
