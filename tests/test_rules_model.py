@@ -2137,7 +2137,7 @@ def test_unscaled_inputs_that_miscalibrate_are_the_missing_scaler():
 # --------------------------------------------------------------------------- weak signal: underfitting against each rung, a spread against the reachable R2
 
 
-def _regression(*, model_score, rungs, noise, spread=None, train_score=None):
+def _rung_regression(*, model_score, rungs, noise, spread=None, train_score=None):
     """A regression artifact with a chance-level measurement of ``noise`` (R2 against
     predicting the training mean) and the ladder ``rungs`` as (name, cv, test)."""
     perf = modified(HEALTHY_PERF, metric="r2", test_score=model_score,
@@ -2161,11 +2161,11 @@ def test_a_model_within_one_noise_unit_below_chance_is_level_with_a_clear_ladder
     level with what the data shows, the rows too noisy to tell: no high finding. A weak
     ladder signal (0.03, what scrambled labels show by luck) keeps the high finding, and
     so does a model more than one noise unit below chance."""
-    level = _regression(model_score=-0.03, rungs=[("linear", 0.068, 0.059)], noise=0.19)
+    level = _rung_regression(model_score=-0.03, rungs=[("linear", 0.068, 0.059)], noise=0.19)
     assert assess_all("underfitting", level) in HEALTHY
-    weak = _regression(model_score=-0.03, rungs=[("linear", 0.03, 0.03)], noise=0.19)
+    weak = _rung_regression(model_score=-0.03, rungs=[("linear", 0.03, 0.03)], noise=0.19)
     assert assess_all("underfitting", weak) == "high"
-    below = _regression(model_score=-0.25, rungs=[("linear", 0.068, 0.059)], noise=0.19)
+    below = _rung_regression(model_score=-0.25, rungs=[("linear", 0.068, 0.059)], noise=0.19)
     assert assess_all("underfitting", below) == "high"
 
 
@@ -2175,10 +2175,10 @@ def test_each_rung_holds_up_against_its_own_cross_validated_score():
     0.052 (noise 0.028) level with it is too noisy to tell; comparing the tree's
     cross-validated score with the linear rung's test score called it at chance. A
     ladder whose every rung falls on test keeps the high finding."""
-    paired = _regression(model_score=0.052, noise=0.028,
+    paired = _rung_regression(model_score=0.052, noise=0.028,
                                rungs=[("linear", 0.026, 0.051), ("tree", 0.099, -0.094)])
     assert assess_all("underfitting", paired) in HEALTHY
-    falls = _regression(model_score=0.052, noise=0.028,
+    falls = _rung_regression(model_score=0.052, noise=0.028,
                               rungs=[("linear", 0.2, 0.051), ("tree", 0.099, -0.094)])
     assert assess_all("underfitting", falls) == "high"
 
@@ -2189,13 +2189,13 @@ def test_narrow_predictions_on_weak_signal_are_what_the_best_predictor_gives():
     spreads sqrt(0.1) = 0.32x, so 0.18x is no collapse. A spread of 0.12x where a rung
     reaches R2 0.8 (optimal spread 0.89x) is degenerate, and a spread of 0.01x on the
     weak signal still is."""
-    weak = _regression(model_score=0.08, noise=0.02, spread=0.18,
+    weak = _rung_regression(model_score=0.08, noise=0.02, spread=0.18,
                              rungs=[("linear", 0.1, 0.09)])
     assert assess("degenerate_predictions", weak)[0] == "info"
-    strong = _regression(model_score=0.08, noise=0.02, spread=0.12,
+    strong = _rung_regression(model_score=0.08, noise=0.02, spread=0.12,
                                rungs=[("linear", 0.8, 0.79)])
     assert assess("degenerate_predictions", strong)[0] not in HEALTHY
-    collapsed = _regression(model_score=0.0, noise=0.001, spread=0.01,
+    collapsed = _rung_regression(model_score=0.0, noise=0.001, spread=0.01,
                                   rungs=[("linear", 0.1, 0.09)])
     assert assess("degenerate_predictions", collapsed)[0] in ("high", "critical")
 
@@ -2205,9 +2205,9 @@ def test_a_rung_is_credited_only_what_its_cross_validation_supports():
     credited at most 2 noise units (0.053) above its cross-validated score, the ladder's
     headroom over the dummy (0.079) is within noise and a model at 0.039 shows no
     shortfall. A tree whose cross-validation supports its 0.116 does."""
-    lucky = _regression(model_score=0.039, noise=0.053, spread=0.5,
+    lucky = _rung_regression(model_score=0.039, noise=0.053, spread=0.5,
                               rungs=[("linear", 0.111, 0.075), ("tree", -0.027, 0.116)])
     assert assess_all("underfitting", lucky) in HEALTHY
-    supported = _regression(model_score=0.039, noise=0.053, spread=0.5,
+    supported = _rung_regression(model_score=0.039, noise=0.053, spread=0.5,
                                   rungs=[("linear", 0.111, 0.075), ("tree", 0.12, 0.116)])
     assert assess_all("underfitting", supported) not in HEALTHY
