@@ -1384,20 +1384,20 @@ def test_drift_explains_an_overconfident_slice_on_a_column_that_moved():
     assert "feature_drift" in calm and "overconfident_slice" in calm
 
 
-# --- slice25: the spread of a point-mass column is carried by its other rows ----------
+# --- the spread of a point-mass column is carried by its other rows ----------
 
-def _slice25_column(std, q99, top, n_unique=20):
+def _column(std, q99, top, n_unique=20):
     return ColumnStats(name="share_x", dtype="float64", kind="numeric", n_unique=n_unique,
                        top_fraction=top, mean=1.0, std=std, q01=0.0, q50=0.0, q99=q99)
 
 
-def test_slice25_zero_inflated_spread_change_within_noise_is_no_drift():
+def test_zero_inflated_spread_change_within_noise_is_no_drift():
     """88% zeros in train, 91% in a 64-row test split: the spread rests on ~6 test rows,
     so halving it is what two draws give; the same ratio on a continuous column is
     beyond noise."""
     from deepfix_agents.rules.feature_drift import numeric_shift
 
-    train, test = _slice25_column(7.0, 22.0, 0.88), _slice25_column(3.0, 9.8, 0.91, 7)
+    train, test = _column(7.0, 22.0, 0.88), _column(3.0, 9.8, 0.91, 7)
     assert numeric_shift(train, test, 212, 64)["spread"] == 0.0
-    smooth_train, smooth_test = _slice25_column(7.0, 22.0, 0.005), _slice25_column(3.0, 9.8, 0.016)
+    smooth_train, smooth_test = _column(7.0, 22.0, 0.005), _column(3.0, 9.8, 0.016)
     assert numeric_shift(smooth_train, smooth_test, 212, 64)["spread"] > 0.5
