@@ -108,12 +108,17 @@ def _artifact(gap):
                     model=ModelInfo(scale_sensitive=True))
 
 
+def _imputed(before, after):
+    """The refit with the flagged values imputed: test F1 ``before`` -> ``after``."""
+    return Intervention(kind="impute_outliers", category="outliers", target="towns",
+                        metric="f1_macro", score_before=before, score_after=after, noise=0.01,
+                        n_rows=300, model_used="clone")
+
+
 def _harmless():
     return (
         chance(0.83, 0.5),
-        Intervention(kind="impute_outliers", category="outliers", target="towns",
-                     metric="f1_macro", score_before=0.83, score_after=0.832, noise=0.01,
-                     n_rows=300, model_used="clone"),
+        _imputed(0.83, 0.832),
         Intervention(kind="affected_rows", category="outliers", target="towns",
                      metric="error_rate", score_before=0.17, score_after=0.16, noise=0.07,
                      n_rows=31),
@@ -121,12 +126,7 @@ def _harmless():
 
 
 def _harmful():
-    return (
-        chance(0.80, 0.5),
-        Intervention(kind="impute_outliers", category="outliers", target="towns",
-                     metric="f1_macro", score_before=0.70, score_after=0.80, noise=0.01,
-                     n_rows=300, model_used="clone"),
-    )
+    return chance(0.80, 0.5), _imputed(0.70, 0.80)
 
 
 def _finding(gap, measured):

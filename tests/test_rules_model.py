@@ -1791,18 +1791,10 @@ def test_drift_between_periods_with_the_model_behind_the_ladder_stays_high():
 
 
 def _weak_signal_regression(*, model_score, ladder_cv, ladder_test, noise):
-    perf = modified(HEALTHY_PERF, metric="r2", train_score=model_score + 0.05,
-                    test_score=model_score)
-    baselines = [
-        BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.007, test_score=0.0),
-        BaselineResult(name="linear", metric="r2", cv_score=ladder_cv, test_score=ladder_test),
-    ]
-    data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
-    chance = Intervention(
-        kind="chance_level", category="underfitting", metric="r2", score_before=0.0,
-        score_after=model_score, noise=noise, n_rows=360,
-    )
-    return data.model_copy(update={"interventions": [chance]})
+    """A regression model scored ``model_score`` (chance noise ``noise``) beside one linear
+    rung at ``ladder_cv`` in cross-validation and ``ladder_test`` on test."""
+    return _rung_regression(model_score=model_score, rungs=[("linear", ladder_cv, ladder_test)],
+                            noise=noise)
 
 
 def test_weak_real_signal_on_a_noisy_test_split_is_not_at_chance():
