@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._base import Rule, entropy, interp, pct
 
 #: share of the most predicted class, beyond its true share on test -> score
 EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
@@ -20,10 +20,6 @@ FLAT_INFORMATION = 0.005
 FLAT_PROBABILITIES = 0.7
 #: the decisions beat shuffled labels by this many noise units (the chance measurement's)
 DECISION_NOISE_UNITS = 2.0
-
-
-def _entropy(shares) -> float:
-    return -sum(p * math.log(p) for p in shares if p > 0)
 
 
 def flat_probabilities(artifact) -> dict | None:
@@ -42,10 +38,10 @@ def flat_probabilities(artifact) -> dict | None:
         return None
     log_loss = artifact.performance.scores.get("train", {}).get("log_loss")
     shares = dataset.train.label_distribution
-    entropy = _entropy(shares.values()) if shares else 0.0
-    if log_loss is None or len(shares) < 2 or entropy <= 0:
+    floor = entropy(shares.values()) if shares else 0.0
+    if log_loss is None or len(shares) < 2 or floor <= 0:
         return None
-    explained = 1.0 - log_loss / entropy
+    explained = 1.0 - log_loss / floor
     if abs(explained) > FLAT_INFORMATION:
         return None
     measured = artifact.intervention("chance_level")
@@ -53,7 +49,7 @@ def flat_probabilities(artifact) -> dict | None:
         return None
     if measured.change <= DECISION_NOISE_UNITS * measured.noise:
         return None
-    return {"explained": explained, "log_loss": log_loss, "entropy": entropy,
+    return {"explained": explained, "log_loss": log_loss, "entropy": floor,
             "decisions": measured.score_after, "chance": measured.score_before,
             "metric": measured.metric}
 

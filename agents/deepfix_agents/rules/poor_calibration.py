@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._base import Rule, entropy, interp, pct
 from mlflow_deepfix.intervals import wilson
 
 #: expected calibration error on test (beyond noise) -> score. The noise subtracted is
@@ -75,10 +75,6 @@ UNDERCONFIDENT_FIXES = (
 )
 
 
-def _entropy(shares) -> float:
-    return -sum(p * math.log(p) for p in shares if p > 0)
-
-
 def recalibration_gain(artifact) -> float | None:
     """Test log loss minus the better of two recalibrated copies' log loss: the model's
     decisions with its measured accuracy as confidence (the rest spread evenly over the
@@ -93,7 +89,7 @@ def recalibration_gain(artifact) -> float | None:
     stated = -accuracy * math.log(max(accuracy, 1e-12))
     if accuracy < 1.0:
         stated -= (1.0 - accuracy) * math.log((1.0 - accuracy) / (k - 1))
-    return log_loss - min(stated, _entropy(shares.values()))
+    return log_loss - min(stated, entropy(shares.values()))
 
 
 def prior_shift(artifact) -> dict | None:

@@ -93,18 +93,18 @@ def too_noisy_to_tell(artifact, measured) -> bool:
 
     def shows(b) -> bool:
         signal = b.cv_score - reference
+        # the rung's own test score must hold up to its own cross-validated score (the
+        # test rows behave like its training rows)
+        holds = b.test_score >= b.cv_score - noise
         if measured.change <= 0:
             # a point score at or below chance (within one noise unit) is level with
             # the ladder only when its rung shows a clear signal in cross-validation:
             # a weak one is what scrambled labels show by luck
-            return signal >= LADDER_SIGNAL and b.test_score >= b.cv_score - noise
+            return holds and signal >= LADDER_SIGNAL
         # a clear signal (LADDER_SIGNAL), or a weak but positive one that this test
         # split could not resolve anyway: a model that captured all of it would read as
-        # within noise of chance here too, so being there measures no harm; the rung's
-        # own test score must hold up to its own cross-validated score (the test rows
-        # behave like its training rows)
-        shown = signal >= LADDER_SIGNAL or 0 < signal <= CHANCE_NOISE_UNITS * noise
-        return shown and b.test_score >= b.cv_score - noise
+        # within noise of chance here too, so being there measures no harm
+        return holds and (signal >= LADDER_SIGNAL or 0 < signal <= CHANCE_NOISE_UNITS * noise)
 
     return (
         any(shows(b) for b in ladder)
@@ -191,9 +191,13 @@ def baseline(artifact, prefix: str):
     return next((b for b in artifact.baselines if b.name.startswith(prefix)), None)
 
 
+def ladder_rungs(artifact) -> list:
+    """The baseline ladder's simple models (no dummy) that were scored on test."""
+    return [b for b in artifact.baselines if b.test_score is not None and not b.name.startswith("dummy")]
+
+
 def best_baseline(artifact):
-    scored = [b for b in artifact.baselines if b.test_score is not None and not b.name.startswith("dummy")]
-    return max(scored, key=lambda b: (b.test_score, b.name), default=None)
+    return max(ladder_rungs(artifact), key=lambda b: (b.test_score, b.name), default=None)
 
 
 def supported_score(b, noise: float, n_test: int) -> float:
@@ -270,18 +274,14 @@ class Underfitting(Rule):
 
     def detect_baseline(self, artifact):
         performance = artifact.performance
-        dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
+        dummy, rungs = baseline(artifact, "dummy"), ladder_rungs(artifact)
         model_score = performance.test_score
-        if None in (model_score, dummy, best) or dummy.test_score is None:
+        if None in (model_score, dummy) or not rungs or dummy.test_score is None:
             return
         # the ladder must clear the dummy by more than the test score's noise for a
         # shortfall against it to mean anything
         measured = artifact.intervention("chance_level")
         noise = (measured.noise or 0.0) if measured is not None else 0.0
-        rungs = [
-            b for b in artifact.baselines
-            if b.test_score is not None and not b.name.startswith("dummy")
-        ]
         n_test = artifact.dataset.test.n_rows
         best = max(rungs, key=lambda b: (supported_score(b, noise, n_test), b.name))
         best_score = supported_score(best, noise, n_test)

@@ -628,13 +628,13 @@ class Tempered(ClassifierMixin, BaseEstimator):
     def feature_names_in_(self):
         return self.model.feature_names_in_
 
-    def sharpen(self, proba: np.ndarray) -> np.ndarray:
+    def temper(self, proba: np.ndarray) -> np.ndarray:
         """Rows of class probabilities raised to ``power`` and renormalised."""
         sharp = np.clip(proba, 1e-12, None) ** self.power
         return sharp / sharp.sum(axis=1, keepdims=True)
 
     def predict_proba(self, X):
-        return self.sharpen(np.asarray(self.model.predict_proba(X), dtype=float))
+        return self.temper(np.asarray(self.model.predict_proba(X), dtype=float))
 
     def predict(self, X):
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

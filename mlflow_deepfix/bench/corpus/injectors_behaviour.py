@@ -91,7 +91,7 @@ class SliceSharpened(Tempered):
         proba = np.asarray(self.model.predict_proba(X), dtype=float)
         inside = pd.to_numeric(pd.DataFrame(X)[self.column], errors="coerce").to_numpy() \
             >= self.threshold
-        proba[inside] = self.sharpen(proba[inside])
+        proba[inside] = self.temper(proba[inside])
         return proba
 
 
