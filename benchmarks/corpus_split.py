@@ -9,11 +9,16 @@ are the result. The split is written down here and in ``corpus_split.json``.
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
     python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
     python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v2-OLDKEY --cache-root CACHE_ROOT
+    python benchmarks/corpus_split.py stage1 --datasets autos,gapminder --cache-root CACHE_ROOT
 
 ``failures --twin`` prints, under each case, what the testing step measured on it and on
 its clean twin (the clean control of the same dataset, model family and seed): a planted
 bug whose measurement equals its twin's (an ECE, a rare-class recall, an F1 gain at the
 best threshold, a predicted-share shift) did no harm the artifact can show.
+
+Datasets added after the split (``"fresh"`` in ``corpus_split.json``: autos, gapminder,
+meps_private, added at stop 28) form a third half that no rule change has read: it is
+scored like HELD-OUT and reported beside it, and rule authors do not read its failures.
 
 ``stage1`` re-runs the testing step (1 worker) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
@@ -56,6 +61,11 @@ def make_split(seed: int = 12) -> dict[str, list[str]]:
 
 def load_split() -> dict[str, list[str]]:
     return json.loads(SPLIT_FILE.read_text())
+
+
+def halves(split: dict[str, list[str]]) -> list[str]:
+    """The halves to report, in order: DEV, HELD-OUT, then FRESH when the split has it."""
+    return [h for h in ("dev", "held_out", "fresh") if split.get(h)]
 
 
 def _outcomes(cache: Path):
@@ -104,7 +114,7 @@ def score_cmd(args) -> int:
             print("not enough findings to fit a calibration", file=sys.stderr)
             return 2
     result = {}
-    for half in ("dev", "held_out"):
+    for half in halves(split):
         part = [o for o in outcomes if o.dataset in split[half]]
         overall = score(part)
         print(_line(half.upper(), overall))
@@ -203,12 +213,20 @@ def stage1_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.runner import cache_dir, run_stage1
 
     split = load_split()
-    ids = sorted(p.stem for p in Path(args.reference).glob("*.json"))
+    if args.reference:
+        ids = sorted(p.stem for p in Path(args.reference).glob("*.json"))
+    else:
+        from mlflow_deepfix.bench.corpus.cases import generate_cases
+
+        ids = sorted(s.id for s in generate_cases())
+    if args.datasets:
+        wanted = set(args.datasets.split(","))
+        ids = [i for i in ids if CaseSpec.from_id(i).dataset in wanted]
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for case_id in ids:
         spec = CaseSpec.from_id(case_id)
         group = spec.categories[0] if spec.kind == "single" else f"({spec.kind})"
-        half = "dev" if spec.dataset in split["dev"] else "held_out"
+        half = next((h for h in halves(split) if spec.dataset in split[h]), "held_out")
         groups[(group, half)].append(case_id)
     import random
 
@@ -253,8 +271,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--twin", action="store_true",
                    help="also print what was measured on the case and on its clean twin")
     p = sub.add_parser("stage1")
-    p.add_argument("--reference", required=True, metavar="DIR",
-                   help="a cache folder (e.g. CACHE_ROOT/v2-KEY) whose case ids to re-test")
+    p.add_argument("--reference", metavar="DIR",
+                   help="a cache folder (e.g. CACHE_ROOT/v2-KEY) whose case ids to re-test "
+                   "(default: every generated case)")
+    p.add_argument("--datasets", metavar="A,B",
+                   help="only the cases of these datasets (e.g. the fresh half)")
     p.add_argument("--cache-root", required=True, metavar="DIR",
                    help="cache root for the new artifacts (a vN-KEY folder is made inside, N the corpus version)")
     p.add_argument("--limit", type=int, default=None)

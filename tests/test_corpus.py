@@ -23,6 +23,7 @@ from mlflow_deepfix.bench.corpus import (
     load_dataset,
 )
 from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, validity
+from mlflow_deepfix.bench.corpus.datasets import ADDED_DATASETS, CORE_DATASETS
 from mlflow_deepfix.bench.corpus.calibration import fit_calibration, held_out_calibrated
 from mlflow_deepfix.bench.corpus.injectors import injector
 from mlflow_deepfix.bench.corpus.runner import (
@@ -51,7 +52,11 @@ def test_corpus_size_and_coverage():
     assert set(per_category) == set(CATEGORIES) | set(BEHAVIOUR), (
         "one injector per contract category and per behaviour category (issue 15)")
     assert kinds["single"] >= 600
-    assert max(per_category.values()) - min(per_category.values()) <= 4, per_category
+    # balanced within the core draw (the added datasets have no time series, so
+    # temporal_leakage gets no added case)
+    core = Counter(s.categories[0] for s in specs
+                   if s.kind == "single" and s.dataset in CORE_DATASETS)
+    assert max(core.values()) - min(core.values()) <= 4, core
     assert len(DATASETS) >= 12 and len(MODEL_FAMILIES) >= 8
     # clean controls on every dataset x model pair
     clean = {(s.dataset, s.model) for s in specs if s.kind == "clean"}
@@ -60,6 +65,33 @@ def test_corpus_size_and_coverage():
     for category in (*CATEGORIES, *BEHAVIOUR):
         datasets = {s.dataset for s in specs if s.kind == "single" and s.categories[0] == category}
         assert len(datasets) >= 3, (category, datasets)
+
+
+def test_adding_datasets_changes_no_core_case():
+    """The added datasets' cases are drawn among themselves: the core datasets' cases are
+    exactly what a corpus of the core datasets alone draws, first and in the same order,
+    so cached artifacts and scores from before the addition stay comparable."""
+    from mlflow_deepfix.bench.corpus import cases
+
+    specs = generate_cases()
+    core_only = cases._draw(CORE_DATASETS, per_category=cases.PER_CATEGORY,
+                            per_pair=cases.PER_PAIR, seed=0, clean=True)
+    assert [s.id for s in specs[: len(core_only)]] == [s.id for s in core_only]
+    added = specs[len(core_only):]
+    assert added and {s.dataset for s in added} == set(ADDED_DATASETS)
+    assert set(CORE_DATASETS).isdisjoint(ADDED_DATASETS)
+    assert DATASETS == CORE_DATASETS + ADDED_DATASETS
+
+
+def test_added_datasets_are_real_data_shipped_in_installed_packages():
+    gap = load_dataset("gapminder")
+    assert gap.frame["pop"].max() / gap.frame["pop"].min() > 1000  # a natural heavy tail
+    autos = load_dataset("autos")
+    assert autos.frame["loss"].isna().mean() > 0.1  # natural gaps kept, not cleaned away
+    assert "make" in autos.cat_features and autos.task == "regression"
+    meps = load_dataset("meps_private")
+    assert meps.task == "binary_classification"
+    assert 0.3 < meps.frame["private"].mean() < 0.7
 
 
 def test_generation_is_deterministic_and_ids_round_trip():

@@ -18,7 +18,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.bench.corpus.datasets import DATASETS, load_dataset
+from mlflow_deepfix.bench.corpus.datasets import (
+    ADDED_DATASETS,
+    CORE_DATASETS,
+    load_dataset,
+)
 from mlflow_deepfix.bench.corpus.injectors import INJECTORS
 
 # The behaviour categories' injectors (issue 15) live in their own module and register
@@ -36,6 +40,8 @@ CORPUS_VERSION = "2"
 # 2: feature_drift keeps integer columns integer; harm adds ECE and balanced accuracy
 #    of the workflow without the bug (``*_reference``), and class_imbalance,
 #    poor_calibration and prediction_drift count only with measured harm
+#    (stop 28: three datasets added with cases of their own; no existing case changed,
+#    so the version, which names what an existing case id means, stays)
 
 #: buggy cases per category in the full corpus
 PER_CATEGORY = 24
@@ -87,9 +93,9 @@ def _rng_seed(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
 
 
-def _combos(category: str) -> list[tuple[str, str]]:
+def _combos(category: str, datasets: tuple[str, ...]) -> list[tuple[str, str]]:
     inj = INJECTORS[category]
-    return [(d, f) for d in DATASETS for f in MODEL_FAMILIES
+    return [(d, f) for d in datasets for f in MODEL_FAMILIES
             if inj.applies(load_dataset(d), f)]
 
 
@@ -112,19 +118,18 @@ def _round_robin(pairs: list[tuple[str, str]], n: int, salt: str) -> list[tuple[
     return chosen
 
 
-def generate_cases(
-    *, per_category: int = PER_CATEGORY, per_pair: int = PER_PAIR, seed: int = 0,
-    clean: bool = True,
-) -> list[CaseSpec]:
-    """The whole corpus, deterministically: single bugs, two-bug pairs, clean controls."""
+def _draw(datasets: tuple[str, ...], *, per_category: int, per_pair: int, seed: int,
+          clean: bool, salt: str = "") -> list[CaseSpec]:
+    """Single bugs, two-bug pairs and clean controls drawn among ``datasets``."""
     specs: list[CaseSpec] = []
     for category, inj in INJECTORS.items():
-        for i, (d, f) in enumerate(_round_robin(_combos(category), per_category, category)):
+        chosen = _round_robin(_combos(category, datasets), per_category, category + salt)
+        for i, (d, f) in enumerate(chosen):
             levels = inj.levels_for(load_dataset(d), f)
             specs.append(CaseSpec((category,), d, f, (levels[i % len(levels)],), seed))
     for a, b in TWO_BUG_PAIRS:
-        pairs = sorted(set(_combos(a)) & set(_combos(b)))
-        for i, (d, f) in enumerate(_round_robin(pairs, per_pair, f"{a}+{b}")):
+        pairs = sorted(set(_combos(a, datasets)) & set(_combos(b, datasets)))
+        for i, (d, f) in enumerate(_round_robin(pairs, per_pair, f"{a}+{b}{salt}")):
             levels_a = INJECTORS[a].levels_for(load_dataset(d), f)
             levels_b = INJECTORS[b].levels_for(load_dataset(d), f)
             # the middle and blatant magnitudes: two subtle bugs may not both be visible
@@ -132,7 +137,29 @@ def generate_cases(
             lb = levels_b[min(len(levels_b) - 1, 1 + (i + 1) % 2)]
             specs.append(CaseSpec((a, b), d, f, (la, lb), seed))
     if clean:
-        specs.extend(CaseSpec((), d, f, (), seed) for d in DATASETS for f in MODEL_FAMILIES)
+        specs.extend(CaseSpec((), d, f, (), seed) for d in datasets for f in MODEL_FAMILIES)
+    return specs
+
+
+def generate_cases(
+    *, per_category: int = PER_CATEGORY, per_pair: int = PER_PAIR, seed: int = 0,
+    clean: bool = True,
+) -> list[CaseSpec]:
+    """The whole corpus, deterministically: single bugs, two-bug pairs, clean controls.
+
+    The core datasets' cases come first, drawn among the core datasets only, then the
+    added datasets' cases, drawn among themselves with the counts scaled to their
+    number: adding a dataset never changes an existing case (which dataset, model and
+    magnitude each category's i-th case uses), so cached artifacts stay valid and
+    scores before and after compare case for case.
+    """
+    specs = _draw(CORE_DATASETS, per_category=per_category, per_pair=per_pair, seed=seed,
+                  clean=clean)
+    if ADDED_DATASETS:
+        share = len(ADDED_DATASETS) / len(CORE_DATASETS)
+        specs += _draw(ADDED_DATASETS, per_category=max(1, round(per_category * share)),
+                       per_pair=max(1, round(per_pair * share)), seed=seed, clean=clean,
+                       salt="@added")
     return specs
 
 

@@ -1,5 +1,5 @@
-"""The real datasets the corpus plants bugs into: data shipped inside scikit-learn and
-statsmodels (nothing is downloaded, no ``fetch_*``).
+"""The real datasets the corpus plants bugs into: data shipped inside scikit-learn,
+statsmodels and plotly (a Deepchecks dependency), never downloaded (no ``fetch_*``).
 
 Each loader returns a :class:`CorpusDataset`: one frame with the target, the task, the
 real categorical columns, and whether the rows are time-ordered (which decides the
@@ -245,6 +245,67 @@ def co2() -> CorpusDataset:
                          "statsmodels.datasets.co2", datetime_col="date", time_ordered=True)
 
 
+def _package_csv(package: str, relative: str) -> pd.DataFrame:
+    """A data file shipped inside an installed package (``relative`` to its folder)."""
+    import importlib
+    from pathlib import Path
+
+    folder = Path(importlib.import_module(package).__file__).resolve().parent
+    path = folder / relative
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the corpus dataset file {relative!r} is not inside the installed {package!r}; "
+            f"reinstall {package} (the corpus never downloads data)"
+        )
+    return pd.read_csv(path)
+
+
+def autos() -> CorpusDataset:
+    """1985 Auto Imports (UCI), as shipped with statsmodels' GAM tests: list price of
+    201 cars from make, body, engine and size. Small, mostly categorical, with natural
+    gaps (the insurance ``loss`` rating is missing for a fifth of the cars)."""
+    frame = _package_csv("statsmodels", "gam/tests/results/autos.csv")
+    frame = frame.rename(columns={"fuel.sys": "fuel_sys", "comp.ratio": "comp_ratio"})
+    frame = frame.dropna(subset=["price"]).reset_index(drop=True)
+    cats = ("make", "fuel", "aspir", "doors", "style", "drive", "eng_loc", "eng_type",
+            "cylinders", "fuel_sys")
+    for col in cats:
+        frame[col] = frame[col].astype(object)
+    frame = frame[[c for c in frame.columns if c != "price"] + ["price"]]
+    return CorpusDataset("autos", frame, "price", "regression",
+                         "statsmodels gam/tests/results/autos.csv (UCI Automobile)",
+                         cat_features=cats)
+
+
+def gapminder() -> CorpusDataset:
+    """Gapminder (plotly's copy): life expectancy of 142 countries every 5 years
+    1952-2007 from continent, year, population and GDP per head (both span three to
+    four orders of magnitude) and the country's centroid."""
+    frame = _package_csv("plotly", "package_data/datasets/gapminder.csv.gz")
+    frame = frame[["continent", "year", "pop", "gdpPercap", "centroid_lon", "centroid_lat",
+                   "lifeExp"]].copy()
+    frame["continent"] = frame["continent"].astype(object)
+    frame["pop"] = frame["pop"].astype(float)
+    return CorpusDataset("gapminder", _cap(frame), "lifeExp", "regression",
+                         "plotly package_data/datasets/gapminder.csv.gz",
+                         cat_features=("continent",))
+
+
+def meps_private() -> CorpusDataset:
+    """US Medical Expenditure Panel Survey 2003, people aged 65+ (Cameron and Trivedi's
+    extract, shipped with statsmodels' tests): whether someone holds supplementary
+    private insurance, from age, sex, education, income (heavy-tailed), health and
+    doctor visits (a heavy-tailed count)."""
+    frame = _package_csv("statsmodels",
+                         "sandbox/regression/tests/racd10data_with_transformed.csv")
+    keep = ["age", "female", "bh", "educyr", "income", "ssiratio", "totchr", "phylim",
+            "actlim", "docvis", "medicaid", "private"]
+    frame = frame[keep].copy()
+    frame["private"] = frame["private"].astype(int)
+    return CorpusDataset("meps_private", _cap(frame), "private", "binary_classification",
+                         "statsmodels sandbox/regression/tests/racd10data_with_transformed.csv")
+
+
 LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "breast_cancer": breast_cancer,
     "wine": wine,
@@ -260,8 +321,17 @@ LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "modechoice": modechoice,
     "sunspots": sunspots,
     "co2": co2,
+    # added at stop 28 (cases drawn separately: see cases.generate_cases)
+    "autos": autos,
+    "gapminder": gapminder,
+    "meps_private": meps_private,
 }
 DATASETS: tuple[str, ...] = tuple(LOADERS)
+#: the datasets of corpus v1/v2 as first built: their cases are drawn among themselves
+CORE_DATASETS: tuple[str, ...] = DATASETS[:14]
+#: datasets added later; their cases are drawn among themselves, so adding them changed
+#: no case of the core datasets (ids, models, magnitudes)
+ADDED_DATASETS: tuple[str, ...] = DATASETS[14:]
 
 
 @cache
