@@ -1674,6 +1674,28 @@ def test_unused_features_a_tree_model_may_skip_a_redundant_feature():
     assert [s.score for s in rule.detect("intervention", data)] == [0.55]
 
 
+def test_unused26_an_unread_feature_weaker_than_one_the_model_reads_is_redundant():
+    """Shuffling 'a' (association 0.9) moves no prediction, but the model reads 'b',
+    which predicts the label better (0.95): the signal reaches the model through the
+    stronger of two correlated measurements, as it does for any learner, so 'a' is no
+    evidence of a dropped column, even with a ladder that beats the model. A column
+    with exactly zero native importance (never passed on) still is."""
+    rule = RULES.get("unused_features")()
+    for ladder in (0.7, 0.88):
+        data = _ignored("sklearn.neural_network.MLPClassifier", ladder)
+        assert list(rule.detect("intervention", data)), "the weaker read feature leaves 'a' counted"
+        stronger = [
+            i.model_copy(update={"values": {"association": 0.95}}) if i.target == "b" else i
+            for i in data.interventions
+        ]
+        redundant = data.model_copy(update={"interventions": stronger})
+        assert list(rule.detect("intervention", redundant)) == []
+        assert "unused_features" not in [f.category for f in reason(_all_signals(redundant), redundant)]
+    dropped = redundant.model_copy(update={"model": modified(
+        redundant.model, feature_importances={"a": 0.0, "b": 0.5, "c": 0.3, "d": 0.2})})
+    assert [s.score for s in rule.detect("intervention", dropped)] == [0.55]
+
+
 # --------------------------------------------------------------------------- policies
 
 

@@ -63,6 +63,8 @@ IGNORED_SIGNAL_HARM_SCORE = 0.55
 #: baseline does better: a redundant feature a dense model can do without (a k-NN on a
 #: few dozen test rows), no measured harm, so low
 SHUFFLE_ONLY_SCORE = 0.35
+#: how a feature whose shuffle moves no test prediction is described
+SHUFFLE_UNREAD = "shuffling it changes no prediction"
 #: the testing step's refit without the noise columns (``drop_noise_features``): the
 #: score it wins back counts when beyond this many standard errors of the paired
 #: difference (a claim that a measured symptom has this cause, so as sure as the
@@ -257,8 +259,9 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
             and measured.target not in found
         ):
             found[measured.target] = (
-                measured.target, association, "shuffling it changes no prediction"
+                measured.target, association, SHUFFLE_UNREAD
             )
+    found = {k: v for k, v in found.items() if not _redundant(artifact, k, v[1], v[2])}
     if found and sparse_learner(artifact):
         # a tree picks its splits greedily: the best single predictor is the one it
         # cannot pass over by chance; and skipping it must cost (the ladder beats it)
@@ -271,6 +274,33 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
         if not found or _ladder_beats_model(artifact) is None:
             return []
     return sorted(found.values(), key=lambda t: (-t[1], t[0]))
+
+
+def _read_association(artifact) -> float | None:
+    """The strongest label association among the shuffled features that the model was
+    seen to read (shuffling it moved some prediction); None when it read none of them."""
+    read = [
+        measured.values.get("association")
+        for measured in artifact.interventions
+        if measured.kind == "permute_feature"
+        and measured.values.get("association") is not None
+        and (measured.change or measured.noise)
+    ]
+    return max(read, default=None)
+
+
+def _redundant(artifact, name: str, association: float, how: str) -> bool:
+    """Whether a feature seen unread only by shuffling is redundant: the model reads
+    another feature that predicts the label at least as well, so the signal reaches it
+    anyway. Correlated measurements are the rule in real tables, and any learner (dense
+    ones too) lets the stronger of two collinear inputs carry the signal; the weaker one
+    then moves no prediction on a small test set, at no cost to the model. A pipeline
+    that drops columns leaves the model without the strongest of them as often as not,
+    and zero native importance (a column never passed on) is not this evidence."""
+    if how != SHUFFLE_UNREAD:
+        return False
+    read = _read_association(artifact)
+    return read is not None and read >= association
 
 
 def _ladder_beats_model(artifact) -> tuple[str, float] | None:
