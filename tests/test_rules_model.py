@@ -1674,7 +1674,7 @@ def test_unused_features_a_tree_model_may_skip_a_redundant_feature():
     assert [s.score for s in rule.detect("intervention", data)] == [0.55]
 
 
-def test_unused26_an_unread_feature_weaker_than_one_the_model_reads_is_redundant():
+def test_an_unread_feature_weaker_than_one_the_model_reads_is_redundant():
     """Shuffling 'a' (association 0.9) moves no prediction, but the model reads 'b',
     which predicts the label better (0.95): the signal reaches the model through the
     stronger of two correlated measurements, as it does for any learner, so 'a' is no
