@@ -16,9 +16,11 @@ its clean twin (the clean control of the same dataset, model family and seed): a
 bug whose measurement equals its twin's (an ECE, a rare-class recall, an F1 gain at the
 best threshold, a predicted-share shift) did no harm the artifact can show.
 
-Datasets added after the split (``"fresh"`` in ``corpus_split.json``: autos, gapminder,
-meps_private, added at stop 28) form a third half that no rule change has read: it is
-scored like HELD-OUT and reported beside it, and rule authors do not read its failures.
+Datasets added at stop 28 came in two batches (``DATASET_BATCHES``): autos, gapminder and
+meps_private form a third half, ``"fresh"`` in ``corpus_split.json``, that no rule change
+has read (scored like HELD-OUT and reported beside it; rule authors do not read its
+failures); tips, dietox and framing joined DEV, for variety (a panel with natural gaps,
+small half-categorical sets). DEV numbers since then are over 10 datasets.
 
 ``stage1`` re-runs the testing step (1 worker) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.

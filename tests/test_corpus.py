@@ -23,7 +23,7 @@ from mlflow_deepfix.bench.corpus import (
     load_dataset,
 )
 from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, validity
-from mlflow_deepfix.bench.corpus.datasets import ADDED_DATASETS, CORE_DATASETS
+from mlflow_deepfix.bench.corpus.datasets import CORE_DATASETS, DATASET_BATCHES
 from mlflow_deepfix.bench.corpus.calibration import fit_calibration, held_out_calibrated
 from mlflow_deepfix.bench.corpus.injectors import injector
 from mlflow_deepfix.bench.corpus.runner import (
@@ -67,20 +67,25 @@ def test_corpus_size_and_coverage():
         assert len(datasets) >= 3, (category, datasets)
 
 
-def test_adding_datasets_changes_no_core_case():
-    """The added datasets' cases are drawn among themselves: the core datasets' cases are
-    exactly what a corpus of the core datasets alone draws, first and in the same order,
-    so cached artifacts and scores from before the addition stay comparable."""
+def test_adding_datasets_changes_no_earlier_case():
+    """Each batch of datasets draws its cases among its own datasets, after the earlier
+    batches': every batch's cases are exactly what that batch alone draws, in order, so
+    cached artifacts and scores from before an addition stay comparable."""
     from mlflow_deepfix.bench.corpus import cases
 
     specs = generate_cases()
-    core_only = cases._draw(CORE_DATASETS, per_category=cases.PER_CATEGORY,
-                            per_pair=cases.PER_PAIR, seed=0, clean=True)
-    assert [s.id for s in specs[: len(core_only)]] == [s.id for s in core_only]
-    added = specs[len(core_only):]
-    assert added and {s.dataset for s in added} == set(ADDED_DATASETS)
-    assert set(CORE_DATASETS).isdisjoint(ADDED_DATASETS)
-    assert DATASETS == CORE_DATASETS + ADDED_DATASETS
+    start = 0
+    for index, batch in enumerate(DATASET_BATCHES):
+        share = 1.0 if index == 0 else len(batch) / len(DATASET_BATCHES[0])
+        alone = cases._draw(batch, per_category=max(1, round(cases.PER_CATEGORY * share)),
+                            per_pair=max(1, round(cases.PER_PAIR * share)), seed=0,
+                            clean=True, salt=cases.batch_salt(index))
+        assert [s.id for s in specs[start:start + len(alone)]] == [s.id for s in alone]
+        assert {s.dataset for s in alone} == set(batch)
+        start += len(alone)
+    assert start == len(specs)
+    assert DATASETS == tuple(d for batch in DATASET_BATCHES for d in batch)
+    assert CORE_DATASETS == DATASET_BATCHES[0]
 
 
 def test_added_datasets_are_real_data_shipped_in_installed_packages():
@@ -92,6 +97,10 @@ def test_added_datasets_are_real_data_shipped_in_installed_packages():
     meps = load_dataset("meps_private")
     assert meps.task == "binary_classification"
     assert 0.3 < meps.frame["private"].mean() < 0.7
+    diet = load_dataset("dietox")
+    assert diet.frame["Feed"].isna().any() and diet.cat_features == ("Evit", "Cu")
+    assert load_dataset("framing").task == "binary_classification"
+    assert set(load_dataset("tips").cat_features) == {"sex", "smoker", "day", "time"}
 
 
 def test_generation_is_deterministic_and_ids_round_trip():

@@ -18,11 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mlflow_deepfix.bench.corpus.datasets import (
-    ADDED_DATASETS,
-    CORE_DATASETS,
-    load_dataset,
-)
+from mlflow_deepfix.bench.corpus.datasets import DATASET_BATCHES, load_dataset
 from mlflow_deepfix.bench.corpus.injectors import INJECTORS
 
 # The behaviour categories' injectors (issue 15) live in their own module and register
@@ -147,20 +143,26 @@ def generate_cases(
 ) -> list[CaseSpec]:
     """The whole corpus, deterministically: single bugs, two-bug pairs, clean controls.
 
-    The core datasets' cases come first, drawn among the core datasets only, then the
-    added datasets' cases, drawn among themselves with the counts scaled to their
-    number: adding a dataset never changes an existing case (which dataset, model and
-    magnitude each category's i-th case uses), so cached artifacts stay valid and
-    scores before and after compare case for case.
+    The datasets come in batches (:data:`~mlflow_deepfix.bench.corpus.datasets.DATASET_BATCHES`):
+    the core datasets' cases first, then each added batch's, drawn among that batch's
+    datasets only with the counts scaled to its size. Adding a batch never changes an
+    earlier case (which dataset, model and magnitude each category's i-th case uses),
+    so cached artifacts stay valid and scores before and after compare case for case.
     """
-    specs = _draw(CORE_DATASETS, per_category=per_category, per_pair=per_pair, seed=seed,
-                  clean=clean)
-    if ADDED_DATASETS:
-        share = len(ADDED_DATASETS) / len(CORE_DATASETS)
-        specs += _draw(ADDED_DATASETS, per_category=max(1, round(per_category * share)),
+    core = DATASET_BATCHES[0]
+    specs = _draw(core, per_category=per_category, per_pair=per_pair, seed=seed, clean=clean)
+    for index, batch in enumerate(DATASET_BATCHES[1:], start=1):
+        share = len(batch) / len(core)
+        specs += _draw(batch, per_category=max(1, round(per_category * share)),
                        per_pair=max(1, round(per_pair * share)), seed=seed, clean=clean,
-                       salt="@added")
+                       salt=batch_salt(index))
     return specs
+
+
+def batch_salt(index: int) -> str:
+    """The seed salt of batch ``index``: none for the core, then ``@added``,
+    ``@added2``, ... (the first added batch's salt predates the batches)."""
+    return "" if index == 0 else "@added" if index == 1 else f"@added{index}"
 
 
 # --------------------------------------------------------------------------- building
