@@ -460,6 +460,55 @@ def test_prediction_drift_ignores_a_model_biased_on_both_splits():
     assert assess("prediction_drift", data)[0] == "info"
 
 
+def test_seg26_outcomes_that_moved_under_still_predictions_are_no_prediction_drift():
+    """The labels moved (40% -> 55% positives), the predictions stayed: that is a shift of
+    the outcomes (label drift's), not of the predictions. The old measure counted the
+    labels' move as the predictions' excess and called it high."""
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.6, "1": 0.4},
+        prediction_distribution={"0": 0.6, "1": 0.4},
+    )
+    data = artifact(
+        performance=perf, train_labels={"0": 0.6, "1": 0.4}, test_labels={"0": 0.45, "1": 0.55}
+    )
+    assert assess("prediction_drift", data)[0] == "info"
+
+
+def test_seg26_predictions_moving_against_the_labels_count_their_own_move_only():
+    """Predicted positives 40% -> 50% while the true share fell 40% -> 30%: the
+    predictions' own move (0.10) is unjustified, the labels' opposite move is not added
+    to it (the old measure read 0.20, critical)."""
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.6, "1": 0.4},
+        prediction_distribution={"0": 0.5, "1": 0.5},
+    )
+    data = artifact(
+        performance=perf, train_labels={"0": 0.6, "1": 0.4}, test_labels={"0": 0.7, "1": 0.3}
+    )
+    severity, title, signals = assess("prediction_drift", data)
+    assert severity == "low"
+    assert max(s.facts.get("excess", 0.0) for s in signals) == pytest.approx(0.1)
+
+
+def test_seg26_regression_predictions_still_under_a_moved_target_are_no_prediction_drift():
+    """The target's mean moved +0.8 training stds, the predictions did not: label drift."""
+    perf = PerformanceSummary(
+        metric="r2",
+        train_score=0.55,
+        test_score=0.1,
+        prediction_spread_ratio=0.8,
+        prediction_stats={
+            "train": {"mean": 150.0, "std": 55.0},
+            "test": {"mean": 150.0, "std": 55.0},
+        },
+    )
+    data = artifact(task="regression", performance=perf)
+    data.dataset.test.label_stats["mean"] = 210.0
+    assert assess("prediction_drift", data)[0] == "info"
+
+
 def test_prediction_drift_regression_mean_shift_without_target_shift():
     perf = PerformanceSummary(
         metric="r2",

@@ -211,6 +211,19 @@ def _label_shift(artifact) -> float | None:
     return total_variation(train, test)
 
 
+def unjustified_move(predicted: float, true: float) -> float:
+    """How much of a move of the predictions (``predicted``: a class's predicted share,
+    or the mean prediction) the move of the outcomes (``true``) does not justify: the
+    outcomes justify a move the same way and no further (label drift's reading of the
+    part the predictions follow). Outcomes that moved while the predictions stayed, or
+    moved the other way, are a shift of the outcomes (label drift's), not of the
+    predictions: only the predictions' own move counts here."""
+    if predicted == 0.0:
+        return 0.0
+    justified = min(max(true / predicted, 0.0), 1.0) * predicted
+    return abs(predicted - justified)
+
+
 def _as_ks(shift_in_stds: float, artifact) -> float:
     """The KS distance between train and test predictions that a target shift of
     ``shift_in_stds`` justifies for a model explaining R2 of the variance: predictions
@@ -251,7 +264,7 @@ def _own(artifact) -> dict | None:
         truth = (
             artifact.dataset.test.label_stats["mean"] - artifact.dataset.train.label_stats["mean"]
         ) / train_std
-        unexplained = abs(moved - truth) - 3.0 * _residual_shift_se(
+        unexplained = unjustified_move(moved, truth) - 3.0 * _residual_shift_se(
             artifact, n_train, n_test, train_std
         )
         return {
@@ -265,26 +278,19 @@ def _own(artifact) -> dict | None:
         return None
     labels_before = artifact.dataset.train.label_distribution
     labels_after = artifact.dataset.test.label_distribution
-    key = max(
-        set(before) | set(after),
-        key=lambda k: (
-            abs(
-                (after.get(k, 0) - before.get(k, 0))
-                - (labels_after.get(k, 0) - labels_before.get(k, 0))
-            ),
-            k,
-        ),
-    )
-    # per class: the change of its predicted share beyond the change of its true share
-    # (summed in a fixed order: a set of strings iterates in the hash seed's order, which
-    # changed the float sum's last digit from one process to the next)
-    excess = 0.5 * sum(
-        abs(
-            (after.get(k, 0) - before.get(k, 0))
-            - (labels_after.get(k, 0) - labels_before.get(k, 0))
+    classes = sorted(set(before) | set(after) | set(labels_before) | set(labels_after))
+    unjustified = {
+        k: unjustified_move(
+            after.get(k, 0.0) - before.get(k, 0.0),
+            labels_after.get(k, 0.0) - labels_before.get(k, 0.0),
         )
-        for k in sorted(set(before) | set(after) | set(labels_before) | set(labels_after))
-    )
+        for k in classes
+    }
+    key = max(set(before) | set(after), key=lambda k: (unjustified[k], k))
+    # per class: the move of its predicted share the move of its true share does not
+    # justify (summed in a fixed order: a set of strings iterates in the hash seed's
+    # order, which changed the float sum's last digit from one process to the next)
+    excess = 0.5 * sum(unjustified[k] for k in classes)
     noise = 1.5 * math.sqrt(0.25 * (1.0 / n_train + 1.0 / n_test))
     return {
         "score": interp(excess - noise, SHARE_SCORE),
@@ -331,9 +337,13 @@ class PredictionDrift(PeriodDriftHarm, Rule):
     )
     severity_policy = (
         "Classification: per class, the change of its predicted share (train -> test "
-        "predictions) beyond the change of its true share, as a total variation, less 1.5 "
+        "predictions) that the change of its true share does not justify (a true share "
+        "moving the same way justifies the move up to its own size; one that moved while "
+        "the predictions stayed or moved the other way is label drift's and adds nothing),"
+        " as a total variation, less 1.5 "
         "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9. Regression: "
-        "the mean prediction's shift beyond the target mean's, in training target stds, less "
+        "the mean prediction's shift the target mean's does not justify (the same reading), "
+        "in training target stds, less "
         "3 standard errors of the mean residual's shift (RMSEs of both splits): 0.2 -> 0.3, "
         "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
         "Prediction Drift less its noise floor 1.95 sqrt(1/n+1/m) and less the drift the "
