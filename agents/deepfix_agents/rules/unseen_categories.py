@@ -16,6 +16,27 @@ LABEL_SCORE = ((0.0, 0.0), (0.005, 0.3), (0.02, 0.5), (0.05, 0.65), (0.15, 0.8),
 UNIQUENESS_FACTOR = ((0.05, 1.0), (0.3, 0.6), (0.8, 0.3))
 #: added per further feature with >= 3% unseen rows, up to MAX_COLUMN_BONUS
 COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
+#: a column of numeric codes whose whole value range moved by one offset (the same number
+#: of values, lowest and highest both shifted by it: 0/1 read as -1/0) holds no new
+#: category but the old ones moved, a shift of the column that feature drift measures:
+#: at most low here
+BLOCK_SHIFT_CAP = 0.39
+
+
+def block_offset(train, test) -> float | None:
+    """The offset by which a numeric-coded column's whole range moved between the splits
+    (``test.min - train.min == test.max - train.max != 0``, as many distinct values on
+    both sides), else None."""
+    if train is None or test is None:
+        return None
+    values = (train.min, train.max, test.min, test.max)
+    if any(v is None for v in values) or train.n_unique < 2 or train.n_unique != test.n_unique:
+        return None
+    low, high = test.min - train.min, test.max - train.max
+    scale = max(abs(train.max - train.min), 1e-12)
+    if abs(low) <= 1e-9 * scale or abs(low - high) > 1e-9 * scale:
+        return None
+    return low
 
 
 @register_rule
@@ -61,7 +82,11 @@ class UnseenCategories(Rule):
         "near-unique columns where new values are normal (distinct share in train 5% -> x1, "
         "30% -> x0.6, 80% -> x0.3), +0.05 per further affected feature (up to +0.1). Labels: "
         "share of test rows with an unseen label, 0.5% -> 0.3, 2% -> 0.5, 5% -> 0.65, "
-        "15% -> 0.8, 30% -> 0.9. Deepchecks' New Category / New Label Train Test corroborate."
+        "15% -> 0.8, 30% -> 0.9. Deepchecks' New Category / New Label Train Test corroborate. "
+        "A column of numeric codes whose whole range moved by one offset (as many distinct "
+        "values, lowest and highest both shifted by it) holds no new category but moved "
+        "codes, a shift of the column: at most 0.39 (low), and the check's share of it is "
+        "not counted."
     )
     explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
 
@@ -111,17 +136,29 @@ class UnseenCategories(Rule):
             column = dataset.train.column(name)
             uniqueness = column.unique_fraction if column is not None else 0.0
             score = interp(share, CATEGORY_SCORE) * interp(uniqueness, UNIQUENESS_FACTOR)
-            scored.append((score, name, share, uniqueness))
-        affected = [s for s in scored if s[2] >= 0.03]
+            offset = block_offset(column, dataset.test.column(name))
+            if offset is not None:
+                score = min(score, BLOCK_SHIFT_CAP)
+            scored.append((score, name, share, uniqueness, offset))
+        affected = [s for s in scored if s[2] >= 0.03 and s[4] is None]
         if scored:
-            score, name, share, uniqueness = max(scored, key=lambda t: (t[0], t[1]))
+            score, name, share, uniqueness, offset = max(scored, key=lambda t: (t[0], t[1]))
             score += min(COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS)
+            if offset is not None:
+                score = min(score, BLOCK_SHIFT_CAP)
             if score > 0:
                 detail = f"{pct(share)} of test rows hold a value of {name!r} never seen in train"
                 if uniqueness >= 0.3:
                     detail += f" (the column is {pct(uniqueness)} distinct values in train)"
+                if offset is not None:
+                    detail += (
+                        f"; its whole range moved by {offset:+g} (as many values, lowest and "
+                        "highest both shifted): the old codes moved, a shift of the column "
+                        "rather than new categories: low"
+                    )
                 if len(affected) > 1:
                     detail += f"; {len(affected)} features have >= 3% unseen values"
+                facts = {"block_offset": offset} if offset is not None else {}
                 yield self.signal(
                     "dataset",
                     score=score,
@@ -131,6 +168,7 @@ class UnseenCategories(Rule):
                     column=name,
                     share=share,
                     n_columns=max(len(affected), 1),
+                    **facts,
                 )
         label_share = comparison.unseen_label_fraction
         if artifact.task != "regression" and label_share > 0:
@@ -155,7 +193,18 @@ class UnseenCategories(Rule):
                 ),
                 key=lambda kv: (-kv[1], kv[0]),
             )
-            if shares:
+            dataset = artifact.dataset
+            moved = {
+                c for c, _ in shares
+                if dataset.train is not None
+                and block_offset(dataset.train.column(c), dataset.test.column(c)) is not None
+            }
+            # a column whose codes moved as a block holds no new category (see
+            # ``block_offset``); the check counts its moved values as new ones
+            shares = [(c, v) for c, v in shares if c not in moved]
+            if moved and not shares:
+                pass
+            elif shares:
                 name, share = shares[0]
                 yield self.check_signal(
                     check,
