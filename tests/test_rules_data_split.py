@@ -631,12 +631,12 @@ def test_unseen_categories_high_with_share_and_column():
     assert "30%" in found["title"] and "'purpose'" in found["title"]
 
 
-def _seg26_coded(name, low, high):
+def _coded(name, low, high):
     """A two-valued column of integer codes ``low``/``high``."""
     return cat(name, 2, dtype="int64", min=float(low), max=float(high), mean=(low + high) / 2)
 
 
-def test_seg26_codes_moved_as_a_block_are_no_new_categories():
+def test_codes_moved_as_a_block_are_no_new_categories():
     """0/1 codes read as -1/0 on test: 75% of test rows hold the 'unseen' -1, but no new
     category arrived, the old codes moved (the column shifted): at most low, and the
     Deepchecks check counting the same moved values adds nothing. The same share of a
@@ -644,13 +644,13 @@ def test_seg26_codes_moved_as_a_block_are_no_new_categories():
     comparison = SplitComparison(unseen_category_fraction={"plan": 0.75}, test_to_train_ratio=0.3)
     checks = [failed("New Category Train Test", values={"plan": 0.75})]
     moved = artifact(
-        [num("x"), _seg26_coded("plan", 0, 1)], [num("x", 300), _seg26_coded("plan", -1, 0)],
+        [num("x"), _coded("plan", 0, 1)], [num("x", 300), _coded("plan", -1, 0)],
         comparison=comparison, checks=checks,
     )
     found = finding("unseen_categories", moved)
     assert found["severity"] == "low"
     new = artifact(
-        [num("x"), _seg26_coded("plan", 0, 1)],
+        [num("x"), _coded("plan", 0, 1)],
         [num("x", 300), cat("plan", 3, dtype="int64", min=0.0, max=2.0, mean=1.0)],
         comparison=comparison, checks=checks,
     )

@@ -460,7 +460,7 @@ def test_prediction_drift_ignores_a_model_biased_on_both_splits():
     assert assess("prediction_drift", data)[0] == "info"
 
 
-def test_seg26_outcomes_that_moved_under_still_predictions_are_no_prediction_drift():
+def test_outcomes_that_moved_under_still_predictions_are_no_prediction_drift():
     """The labels moved (40% -> 55% positives), the predictions stayed: that is a shift of
     the outcomes (label drift's), not of the predictions. The old measure counted the
     labels' move as the predictions' excess and called it high."""
@@ -475,7 +475,7 @@ def test_seg26_outcomes_that_moved_under_still_predictions_are_no_prediction_dri
     assert assess("prediction_drift", data)[0] == "info"
 
 
-def test_seg26_predictions_moving_against_the_labels_count_their_own_move_only():
+def test_predictions_moving_against_the_labels_count_their_own_move_only():
     """Predicted positives 40% -> 50% while the true share fell 40% -> 30%: the
     predictions' own move (0.10) is unjustified, the labels' opposite move is not added
     to it (the old measure read 0.20, critical)."""
@@ -492,7 +492,7 @@ def test_seg26_predictions_moving_against_the_labels_count_their_own_move_only()
     assert max(s.facts.get("excess", 0.0) for s in signals) == pytest.approx(0.1)
 
 
-def test_seg26_regression_predictions_still_under_a_moved_target_are_no_prediction_drift():
+def test_regression_predictions_still_under_a_moved_target_are_no_prediction_drift():
     """The target's mean moved +0.8 training stds, the predictions did not: label drift."""
     perf = PerformanceSummary(
         metric="r2",
