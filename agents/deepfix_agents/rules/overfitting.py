@@ -96,6 +96,24 @@ def lag_noise(artifact) -> float:
     return noise_margin(artifact.dataset.test.n_rows)
 
 
+def row_lag_bound(artifact) -> float | None:
+    """The most standard errors by which any model scored on the same test rows can beat
+    this classifier, counted in rows: a baseline gains only on the rows this model gets
+    wrong, so McNemar's paired statistic ``(b - c) / sqrt(b + c)`` is at most
+    ``sqrt(errors)`` (every error of this model a discordant row in the baseline's favour,
+    none the other way). A lag on a macro score that a handful of errors carries (a rare
+    class's two test rows move macro F1 by a fifth) is therefore no measured lag however
+    large it reads: two rows cannot tell two models apart. None for regression or
+    without the test accuracy."""
+    if artifact.task == "regression":
+        return None
+    accuracy = artifact.performance.scores.get("test", {}).get("accuracy")
+    n_test = artifact.dataset.test.n_rows
+    if accuracy is None or not math.isfinite(accuracy) or not n_test:
+        return None
+    return math.sqrt(max(0.0, (1.0 - accuracy) * n_test))
+
+
 def _clip(score: float) -> float:
     """R2 below 0 is "worse than the mean" however negative: scores are clipped to
     [0, 1] so that a model that is bad everywhere does not read as a gap."""
@@ -131,6 +149,12 @@ def _own(artifact) -> dict | None:
         # zero lags clearly even though both clip to similar values)
         within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
         lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
+        rows = row_lag_bound(artifact)
+        few_errors = rows is not None and lag_z > rows
+        if few_errors:
+            # the lag rests on fewer test rows than its size on the metric suggests
+            lag_z = rows
+            within_noise = within_noise or rows <= LAG_NOISE_UNITS
         if not within_noise:
             sure = 1.0
         elif memorised:
@@ -146,6 +170,7 @@ def _own(artifact) -> dict | None:
         lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorised else 0.0
     else:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
+        few_errors = False
     return {
         "train_score": train,
         "test_score": test,
@@ -157,6 +182,7 @@ def _own(artifact) -> dict | None:
         "lag_noise": noise,
         "lag_within_noise": within_noise,
         "lag_z": lag_z,
+        "few_errors": few_errors,
         "memorises": memorised,
         "factor": factor,
         "best": best.name if best is not None else None,
@@ -205,8 +231,10 @@ class Overfitting(Rule):
         "those 2 standard errors rises with the lag's significance instead, x0.4 at 1 "
         "standard error to x1.0 at 2 (never above what the lag's size gives), and so does "
         "its lag harm floor below (0 at 1 standard error, full at 2); x0.8 "
-        "without baselines. A model that memorises its training rows (training score >= "
-        "0.97) and lags the best baseline beyond those 2 standard errors scores at least "
+        "without baselines. A classifier's lag counts at most sqrt(its test errors) "
+        "standard errors (McNemar's paired bound: a baseline gains only on the rows the "
+        "model misses), within noise at 4 errors or fewer. A model that memorises its "
+        "training rows (training score >= 0.97) and lags the best baseline beyond those 2 standard errors scores at least "
         "its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8 (the gap's worst-case "
         "margin shrinks it on small test splits; the lag is the measured harm). Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
@@ -258,7 +286,14 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
-            if own["lag_within_noise"] and own["memorises"] and own["factor"] > LAG_FACTOR[0][1]:
+            if own["few_errors"]:
+                detail += (
+                    f" (the model misses only {own['lag_z'] ** 2:.0f} test rows, so no model "
+                    f"scored on the same rows can beat it by more than {own['lag_z']:.1f} paired "
+                    "standard errors: the lag is a few rows of a small class, not a measured "
+                    "loss to memorisation)"
+                )
+            elif own["lag_within_noise"] and own["memorises"] and own["factor"] > LAG_FACTOR[0][1]:
                 detail += (
                     f" ({own['lag_z']:.1f} standard errors of the test score above it, short of "
                     f"{LAG_NOISE_UNITS:g}: a model that reproduces its training rows and lags "
@@ -278,6 +313,7 @@ class Overfitting(Rule):
         small = artifact.dataset.test.n_rows < 100 and not (
             own["best_score"] is not None
             and own["best_score"] - own["test_score"] > SURE_LAG_UNITS * own["lag_noise"]
+            and own["lag_z"] > SURE_LAG_UNITS
         )
         yield self.signal(
             "model",
