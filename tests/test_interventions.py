@@ -1141,3 +1141,34 @@ def test_no_noise_refit_without_several_noise_columns():
     for n_noise in (0, 3):
         found, _ = _measure(_noise_frame(n_noise), _logistic(), "binary_classification")
         assert not any(i.kind == "drop_noise_features" for i in found)
+
+
+def test_ofit26_a_baseline_clearly_above_chance_is_signal_when_the_model_sits_a_hair_above():
+    """A memorising model (train F1 1.00) at test 0.551, within noise of chance (0.497 +/-
+    0.028) but a hair above it, beside a linear baseline at 0.622: the baseline beats
+    chance by 0.125, beyond two noise units plus 0.05, so the labels are learnable and
+    the finding is the overfitting that fitted the training rows, not "labels unrelated
+    to the features" (which compared the baseline with the model, 0.071 ahead, instead
+    of with chance). A baseline at 0.57 (0.073 above chance) shows no such signal."""
+    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    perf = modified(HEALTHY_PERF, test_score=0.551, train_score=1.0, f1_at_best=None)
+    data = artifact(performance=perf)
+
+    def ladder(score):
+        return data.model_copy(
+            update={
+                "baselines": [b.model_copy(update={"test_score": score}) for b in data.baselines],
+                "interventions": [chance(0.551, 0.497, noise=0.028, n_rows=360)],
+            }
+        )
+
+    learnable = ladder(0.622)
+    assert at_chance(learnable) is not None
+    assert signal_is_learnable(learnable, at_chance(learnable)) is True
+    top = findings_of(learnable)[0]
+    assert top.category == "overfitting"
+    assert not any("labels look unrelated" in f.title for f in findings_of(learnable))
+    flat = ladder(0.57)
+    assert signal_is_learnable(flat, at_chance(flat)) is False

@@ -150,11 +150,12 @@ def _own(artifact) -> dict | None:
         within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
         lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
         rows = row_lag_bound(artifact)
-        few_errors = rows is not None and lag_z > rows
-        if few_errors:
+        few_errors = False
+        if rows is not None and lag_z > rows:
             # the lag rests on fewer test rows than its size on the metric suggests
             lag_z = rows
-            within_noise = within_noise or rows <= LAG_NOISE_UNITS
+            few_errors = rows <= LAG_NOISE_UNITS
+            within_noise = within_noise or few_errors
         if not within_noise:
             sure = 1.0
         elif memorised:
@@ -290,8 +291,8 @@ class Overfitting(Rule):
                 detail += (
                     f" (the model misses only {own['lag_z'] ** 2:.0f} test rows, so no model "
                     f"scored on the same rows can beat it by more than {own['lag_z']:.1f} paired "
-                    "standard errors: the lag is a few rows of a small class, not a measured "
-                    "loss to memorisation)"
+                    "standard errors: a handful of rows (a small class's, on a macro score), "
+                    "not a measured loss to memorisation)"
                 )
             elif own["lag_within_noise"] and own["memorises"] and own["factor"] > LAG_FACTOR[0][1]:
                 detail += (

@@ -133,8 +133,8 @@ def ranks_the_classes(artifact) -> bool:
 
 
 def signal_is_learnable(artifact, measured) -> bool | None:
-    """True when a baseline of the ladder clearly beats the model (the signal is in the
-    data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
+    """True when a baseline of the ladder clearly beats chance on test, or the model
+    when it lands below chance (the signal is in the data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
     False when neither (the labels look unrelated to the features), None when there is
     no ladder. A ladder that does not itself score above chance shows no signal however
     far below it the model lands (a flexible model fitted to noise labels scores far
@@ -149,7 +149,11 @@ def signal_is_learnable(artifact, measured) -> bool | None:
         # a ladder no better than chance shows no signal, however far the model is
         # below it (a model far below chance on noise labels)
         return False
-    return best.test_score - measured.score_after > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
+    # the labels are learnable when a baseline clearly beats chance on these test rows:
+    # the reference is the lower of chance and the model (a model within noise of chance
+    # but a hair above it does not make a baseline clearly above chance any less so)
+    reference = measured.score_after if chance is None else min(measured.score_after, chance)
+    return best.test_score - reference > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
 
 
 #: one class taking at least this share of predictions, or a prediction spread at most
@@ -262,8 +266,8 @@ class Underfitting(Rule):
         "which holds its cross-validated score on test within the noise and shows a signal "
         "there: 0.05 over chance, or any positive one within 2 noise units, which these rows "
         "could not resolve; a model within 1 noise unit below chance is level with a rung "
-        "showing 0.05); when no baseline does better either "
-        "(or none scores above chance itself), the labels look unrelated to the features and the finding absorbs the symptoms "
+        "showing 0.05); when no baseline beats chance (or the model, when it lands "
+        "below chance) by 2 noise units + 0.05, the labels look unrelated to the features and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
         "answers still vary (not one constant output), the model is too weak and the "
