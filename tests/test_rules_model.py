@@ -887,6 +887,36 @@ def test_ofit26_deepchecks_does_not_lift_a_benign_gap_above_our_measured_harm():
     assert max(s.score for s in memorised) == pytest.approx(own.score + 0.05)
 
 
+def test_ofit26_lag_counts_only_what_the_baselines_cross_validation_supports():
+    """A regressor that does not reproduce its training rows (R2 0.48 train, 0.26 test)
+    behind a tree baseline at 0.39 on test, which scores only 0.25 in cross-validation
+    on the training rows: the test rows are easier for the tree than its own training
+    folds (rows dated among the training rows), so the lag counts only up to what that
+    cross-validation supports (0.25 + 2 x 0.047) and is within noise (low at most,
+    not medium). A model that reproduces its training rows (R2 1.00) memorised the noise
+    that holds the tree's cross-validation down: its lag counts in full."""
+
+    def regressor(train_score):
+        perf = PerformanceSummary(
+            metric="r2", train_score=train_score, test_score=0.256, prediction_spread_ratio=1.0
+        )
+        baselines = [
+            BaselineResult(name="dummy_mean", metric="r2", cv_score=0.0, test_score=0.0),
+            BaselineResult(name="tree", metric="r2", cv_score=0.25, test_score=0.388),
+        ]
+        data = artifact(task="regression", performance=perf, baselines=baselines, n_test=360)
+        return _with_chance_noise(data, 0.047)
+
+    severity, _, signals = assess("overfitting", regressor(0.481))
+    assert severity in HEALTHY
+    own = next(s for s in signals if s.source == "model")
+    assert "cross-validation on the training rows supports 0.344" in own.evidence.detail
+    severity, _, signals = assess("overfitting", regressor(1.0))
+    assert severity not in HEALTHY
+    own = next(s for s in signals if s.source == "model")
+    assert "supports" not in own.evidence.detail
+
+
 def test_overfitting_deepchecks_is_capped_by_our_own_score():
     perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
     data = artifact(performance=perf, checks=[check("Train Test Performance", value=0.6)])

@@ -13,7 +13,7 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules._training import smoothed
-from deepfix_agents.rules.underfitting import LAG_HARM_SCORE, best_baseline
+from deepfix_agents.rules.underfitting import LAG_HARM_SCORE, best_baseline, supported_score
 
 #: train - test gap on the main metric (beyond noise) -> score
 GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
@@ -143,12 +143,23 @@ def _own(artifact) -> dict | None:
     noise = lag_noise(artifact)
     memorised = memorises(train)
     if best is not None:
-        lag = _clip(best.test_score) - _clip(test)
+        # what the baseline reaches on these rows, as far as its cross-validation on the
+        # training rows supports it (underfitting's rule for a rung's headroom): a
+        # baseline that scores far above its own cross-validated score on test found the
+        # test rows easier than its training folds (rows dated among the training rows,
+        # say), which says nothing about this model. A model that reproduces its
+        # training rows is the exception: it memorised the very noise in the training
+        # labels that holds the baseline's cross-validated score down, so its lag
+        # counts against the baseline's full test score
+        reach = best.test_score
+        if not memorised:
+            reach = supported_score(best, noise, artifact.dataset.test.n_rows)
+        lag = _clip(reach) - _clip(test)
         # a lag within the noise of the test score is no measured lag; the noise is in
         # the metric's own units, so the raw scores are compared with it (an R2 far below
         # zero lags clearly even though both clip to similar values)
-        within_noise = best.test_score - test <= LAG_NOISE_UNITS * noise
-        lag_z = (best.test_score - test) / noise if noise > 0 else 0.0
+        within_noise = reach - test <= LAG_NOISE_UNITS * noise
+        lag_z = (reach - test) / noise if noise > 0 else 0.0
         rows = row_lag_bound(artifact)
         few_errors = False
         if rows is not None and lag_z > rows:
@@ -171,6 +182,7 @@ def _own(artifact) -> dict | None:
         lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorised else 0.0
     else:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
+        reach = None
         few_errors = False
     return {
         "train_score": train,
@@ -188,6 +200,7 @@ def _own(artifact) -> dict | None:
         "factor": factor,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
+        "best_supported": reach,
     }
 
 
@@ -232,12 +245,17 @@ class Overfitting(Rule):
         "those 2 standard errors rises with the lag's significance instead, x0.4 at 1 "
         "standard error to x1.0 at 2 (never above what the lag's size gives), and so does "
         "its lag harm floor below (0 at 1 standard error, full at 2); x0.8 "
-        "without baselines. A classifier's lag counts at most sqrt(its test errors) "
-        "standard errors (McNemar's paired bound: a baseline gains only on the rows the "
-        "model misses), within noise at 4 errors or fewer. A model that memorises its "
-        "training rows (training score >= 0.97) and lags the best baseline beyond those 2 standard errors scores at least "
-        "its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8 (the gap's worst-case "
-        "margin shrinks it on small test splits; the lag is the measured harm). Confidence "
+        "without baselines. For a model that does not memorise its training rows the "
+        "baseline's test score counts only as far as its cross-validated score supports it "
+        "(+ 2 noise units, as underfitting credits a rung): test rows easier for the "
+        "baseline than its training folds are no score this model gives away. A "
+        "classifier's lag counts at most sqrt(its test errors) standard errors (McNemar's "
+        "paired bound: a baseline gains only on the rows the model misses), within noise at 4 "
+        "errors or fewer. A model that memorises its "
+        "training rows (training score >= 0.97) and lags the best baseline beyond those 2 "
+        "standard errors scores at least its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, "
+        "0.35 -> 0.8 (the gap's worst-case margin shrinks it on small test splits; the lag is "
+        "the measured harm). Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
         "errors. Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
@@ -289,6 +307,12 @@ class Overfitting(Rule):
         )
         if own["best"] is not None:
             detail += f"; the {own['best']} baseline reaches {own['best_score']:.3f} on test"
+            if own["best_supported"] < own["best_score"]:
+                detail += (
+                    f", of which its cross-validation on the training rows supports "
+                    f"{own['best_supported']:.3f} (the rest is test rows easier for it, not "
+                    "score this model gives away)"
+                )
             if own["few_errors"]:
                 detail += (
                     f" (the model misses only {own['lag_z'] ** 2:.0f} test rows, so no model "

@@ -134,11 +134,12 @@ def ranks_the_classes(artifact) -> bool:
 
 def signal_is_learnable(artifact, measured) -> bool | None:
     """True when a baseline of the ladder clearly beats chance on test, or the model
-    when it lands below chance (the signal is in the data) or the model's scores rank a binary task's classes (:func:`ranks_the_classes`),
-    False when neither (the labels look unrelated to the features), None when there is
-    no ladder. A ladder that does not itself score above chance shows no signal however
-    far below it the model lands (a flexible model fitted to noise labels scores far
-    below chance on test, the simple baselines just under it)."""
+    when it lands below chance (the signal is in the data), or the model's scores rank a
+    binary task's classes (:func:`ranks_the_classes`); False when neither (the labels look
+    unrelated to the features), None when there is no ladder. A ladder that does not
+    itself score above chance shows no signal however far below it the model lands (a
+    flexible model fitted to noise labels scores far below chance on test, the simple
+    baselines just under it)."""
     if ranks_the_classes(artifact):
         return True
     best = best_baseline(artifact)
@@ -261,13 +262,15 @@ class Underfitting(Rule):
         "when the model's train score is not far above its test score (that would be overfitting). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
-        "scores 0.7 (high) whatever the baselines say, unless the test rows are too noisy to tell (the "
+        "scores 0.7 (high) whatever the baselines say, unless the test rows are too noisy to "
+        "tell (the "
         "model above chance on its point score and level with the ladder on test, a rung of "
         "which holds its cross-validated score on test within the noise and shows a signal "
         "there: 0.05 over chance, or any positive one within 2 noise units, which these rows "
         "could not resolve; a model within 1 noise unit below chance is level with a rung "
         "showing 0.05); when no baseline beats chance (or the model, when it lands "
-        "below chance) by 2 noise units + 0.05, the labels look unrelated to the features and the finding absorbs the symptoms "
+        "below chance) by 2 noise units + 0.05, the labels look unrelated to the features "
+        "and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
         "answers still vary (not one constant output), the model is too weak and the "
