@@ -1143,7 +1143,7 @@ def test_no_noise_refit_without_several_noise_columns():
         assert not any(i.kind == "drop_noise_features" for i in found)
 
 
-def test_ofit26_a_baseline_clearly_above_chance_is_signal_when_the_model_sits_a_hair_above():
+def test_a_baseline_clearly_above_chance_is_signal_when_the_model_sits_a_hair_above():
     """A memorising model (train F1 1.00) at test 0.551, within noise of chance (0.497 +/-
     0.028) but a hair above it, beside a linear baseline at 0.622: the baseline beats
     chance by 0.125, beyond two noise units plus 0.05, so the labels are learnable and

@@ -830,7 +830,7 @@ def test_overfitting_lag_far_beyond_noise_is_sure_on_a_small_split():
     assert near.confidence < far.confidence == 0.85
 
 
-def _ofit26_rare_class_lag(test_accuracy, n_test=41):
+def _rare_class_lag(test_accuracy, n_test=41):
     """A three-class model that reproduces its training rows (F1 1.00), scores macro F1
     0.82 on ``n_test`` test rows at ``test_accuracy``, behind a linear baseline at 1.00
     (chance-level noise 0.072: a lag of 2.5 standard errors on the macro score)."""
@@ -846,21 +846,21 @@ def _ofit26_rare_class_lag(test_accuracy, n_test=41):
     return _with_chance_noise(data, 0.072)
 
 
-def test_ofit26_lag_carried_by_two_test_rows_is_no_measured_harm():
+def test_lag_carried_by_two_test_rows_is_no_measured_harm():
     """Macro F1 0.82 against a baseline's 1.00 reads as 2.5 standard errors, but the
     model misses only 2 of 41 test rows (a rare class's): no model scored on the same
     rows can beat it by more than sqrt(2) paired standard errors, so the lag is within
     noise and the memorisation no finding of its own (low at most); the same macro lag
     spread over 8 missed rows stays a measured lag (medium or worse)."""
-    severity, _, signals = assess("overfitting", _ofit26_rare_class_lag(39 / 41))
+    severity, _, signals = assess("overfitting", _rare_class_lag(39 / 41))
     assert severity in HEALTHY
     assert "misses only 2 test rows" in signals[0].evidence.detail
-    spread, _, signals = assess("overfitting", _ofit26_rare_class_lag(33 / 41))
+    spread, _, signals = assess("overfitting", _rare_class_lag(33 / 41))
     assert spread not in HEALTHY
     assert "misses only" not in signals[0].evidence.detail
 
 
-def test_ofit26_deepchecks_does_not_lift_a_benign_gap_above_our_measured_harm():
+def test_deepchecks_does_not_lift_a_benign_gap_above_our_measured_harm():
     """Train F1 0.95 (not memorised), test 0.35 on 360 rows, a linear baseline 0.37 within
     noise of it: our own measurement calls the gap benign (x0.4: 0.36, low). Deepchecks'
     Train Test Performance re-measures the same gap as a 63% degradation; it is no
@@ -887,7 +887,7 @@ def test_ofit26_deepchecks_does_not_lift_a_benign_gap_above_our_measured_harm():
     assert max(s.score for s in memorised) == pytest.approx(own.score + 0.05)
 
 
-def test_ofit26_lag_counts_only_what_the_baselines_cross_validation_supports():
+def test_lag_counts_only_what_the_baselines_cross_validation_supports():
     """A regressor that does not reproduce its training rows (R2 0.48 train, 0.26 test)
     behind a tree baseline at 0.39 on test, which scores only 0.25 in cross-validation
     on the training rows: the test rows are easier for the tree than its own training
