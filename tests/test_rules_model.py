@@ -983,6 +983,23 @@ def test_poor_calibration_says_which_way_the_probabilities_are_off():
         assert "CalibratedClassifierCV" in fixes[0]
 
 
+def test_cal26_poor_calibration_one_way_gap_beyond_its_noise_on_few_rows():
+    """On 45 test rows the binned ECE of flattened probabilities (0.18) sits under its
+    own noise level (0.19), but the signed confidence gap (stated 77%, right 96%) is
+    about six standard errors of a calibrated model's gap: a finding. A gap within its
+    standard errors, or one larger than the ECE (the ECE bounds it), adds nothing."""
+    def severity(gap, ece=0.182, noise=0.191, accuracy=0.956):
+        perf = modified(HEALTHY_PERF, calibration_error=ece, calibration_noise=noise,
+                        confidence_gap=gap, scores={"test": {"accuracy": accuracy}})
+        return assess("poor_calibration", artifact(performance=perf, n_test=45))[0]
+
+    assert severity(None) == "info"
+    assert severity(-0.182) in ("low", "medium")
+    assert severity(-0.06) == "info"
+    # a large gap does not lift a small ECE above its own size
+    assert severity(-0.3, ece=0.05, noise=0.06) == "info"
+
+
 def test_poor_calibration_needs_probabilities():
     perf = modified(HEALTHY_PERF, calibration_error=None)
     data = artifact(performance=perf, checks=[check("Calibration Score", "passed", 0.1)])

@@ -5,6 +5,11 @@ binning noise produces on a test set of that size; Deepchecks' Calibration Score
 score per class) corroborates, and stands alone only as a weak hint when the Brier score
 is worse than always predicting the class shares.
 
+The ECE's noise level (binned, so large on few rows or with uncertain probabilities)
+can hide a miscalibration applied one way to every row; the signed confidence gap, with
+no bins, has a far smaller chance level there, and the larger of the two excesses (each
+a lower bound on the calibration error) sets the score.
+
 Three measurements beyond the ECE:
 
 * **What recalibration would remove** (log loss): the test log loss against the log loss
@@ -56,6 +61,8 @@ LOG_LOSS_EXCESS = 0.1
 MIN_CONFIDENT_ROWS = 30
 #: z of the two-sided 95% Wilson interval of that error rate
 WILSON_Z = 1.96
+#: standard errors of the confidence gap taken as chance (two-sided 95%)
+GAP_Z = 1.96
 #: the confidence gap (mean stated probability minus accuracy) must carry at least this
 #: share of the ECE to name a direction: below it the model is off both ways (over in
 #: some bins, under in others) and the words say so
@@ -146,6 +153,23 @@ def direction(ece: float, gap: float | None) -> str | None:
     return "over" if gap > 0 else "under"
 
 
+def gap_excess(artifact, ece: float, n_test: int) -> float | None:
+    """How far the signed confidence gap (mean stated confidence minus accuracy) lies
+    beyond what a calibrated model shows by chance: |gap| less ``GAP_Z`` standard errors.
+    Under calibration each row is right with its stated probability c_i, so the gap's
+    variance is sum c_i (1 - c_i) / n^2, at most cbar (1 - cbar) / n (cbar the mean
+    stated confidence). Like the ECE less its noise level it is a lower bound on the
+    calibration error, but with no bins it is the stronger test of a one-way error
+    on few rows or with uncertain probabilities (whose ECE noise level swamps a
+    flattening or sharpening applied to every row). None without a gap or accuracy."""
+    gap = artifact.performance.confidence_gap
+    accuracy = artifact.performance.scores.get("test", {}).get("accuracy")
+    if gap is None or accuracy is None or n_test <= 0:
+        return None
+    stated = min(max(accuracy + gap, 0.0), 1.0)
+    return min(abs(gap), ece) - GAP_Z * math.sqrt(stated * (1.0 - stated) / n_test)
+
+
 def ece_noise(n_test: int) -> float:
     """ECE a perfectly calibrated model shows by chance on ``n_test`` rows with 10
     equal-frequency bins: about 0.65/sqrt(n) for confident and 1.15/sqrt(n) for
@@ -207,7 +231,7 @@ class PoorCalibration(Rule):
         "Judge probabilities with proper scores (Brier score, log loss) alongside accuracy.",
     )
     severity_policy = (
-        "ECE on test less its noise level (the 90th percentile ECE of a perfectly calibrated model with the same confidences on as many rows, simulated; 1/sqrt(n_test) when not measured): 0.02 -> 0, 0.04 -> 0.2, 0.1 -> 0.4, 0.15 ->"
+        "ECE on test less its noise level (the 90th percentile ECE of a perfectly calibrated model with the same confidences on as many rows, simulated; 1/sqrt(n_test) when not measured), or, when larger, the signed confidence gap (mean stated confidence - accuracy, at most the ECE) less 1.96 of its standard errors under calibration (sqrt(c(1-c)/n_test), c the mean stated confidence): 0.02 -> 0, 0.04 -> 0.2, 0.1 -> 0.4, 0.15 ->"
         " 0.55, 0.25 -> 0.7, 0.4 -> 0.85. Only with predicted probabilities. Deepchecks "
         "Calibration Score corroborates at our score when its worst class's Brier skill (1 - "
         "Brier / p(1-p)) is under 0.5; without our ECE, a skill below 0 (worse than "
@@ -239,8 +263,12 @@ class PoorCalibration(Rule):
         n_test = artifact.dataset.test.n_rows
         noise = artifact.performance.calibration_noise
         noise = ece_noise(n_test) if noise is None else noise
-        return {"ece": ece, "score": interp(ece - noise, ECE_SCORE), "n_test": n_test,
-                "noise": noise}
+        beyond_gap = gap_excess(artifact, ece, n_test)
+        excess = ece - noise
+        if beyond_gap is not None:
+            excess = max(excess, beyond_gap)
+        return {"ece": ece, "score": interp(excess, ECE_SCORE), "n_test": n_test,
+                "noise": noise, "gap_excess": beyond_gap}
 
     def detect_model(self, artifact):
         own = self._own(artifact)
@@ -252,6 +280,15 @@ class PoorCalibration(Rule):
             "(predicted probability vs observed frequency, 10 bins); a calibrated model "
             f"with the same confidences reaches {own['noise']:.3f} by chance"
         )
+        beyond_gap = own["gap_excess"]
+        if beyond_gap is not None and beyond_gap > own["ece"] - own["noise"]:
+            # the unbinned measurement carries the finding: say so, with its chance level
+            gap = artifact.performance.confidence_gap
+            detail += (
+                f"; its stated confidence is off by {abs(gap):.3f} one way on average, "
+                f"where a calibrated model's stays within "
+                f"{min(abs(gap), own['ece']) - beyond_gap:.3f} (95%)"
+            )
         significant = own["noise"] > 0 and own["ece"] >= SIGNIFICANT_RATIO * own["noise"]
         gain = recalibration_gain(artifact)
         if significant and gain is not None and gain >= LOG_LOSS_EXCESS:
