@@ -1126,6 +1126,32 @@ def test_a_slice_does_not_explain_a_shifted_prior():
     assert "poor_calibration" in rule.explains_for(in_shares)
 
 
+def test_cal26_confidently_wrong_causes_do_not_explain_underconfidence():
+    """A broken shortcut and a slice the model is sure and wrong on make it surer than
+    it is right: they explain an overconfident calibration error, never probabilities
+    that, on the whole, understate the model's accuracy (a flattening at serving)."""
+    top = SliceConfidence(
+        description="income <= 20000", features=["income"], kind="overconfident", n_rows=120,
+        share=0.3, n_confident=80, rate=0.5, rate_low=0.4, rate_high=0.6, overall_rate=0.1,
+        mean_confidence=0.9, share_of_confident_errors=0.7,
+    )
+    summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
+                                n_confident=300, slices=[top])
+
+    def calibrated(gap):
+        perf = modified(HEALTHY_PERF, calibration_error=0.14, calibration_noise=0.05,
+                        confidence_gap=gap, scores={"test": {"accuracy": 0.88}})
+        return artifact(performance=perf).model_copy(update={"confidence": summary})
+
+    for rule_id in ("spurious_correlation", "overconfident_slice"):
+        rule = RULES.get(rule_id)()
+        assert "poor_calibration" not in rule.explains_for(calibrated(-0.14)), rule_id
+        assert "poor_calibration" in rule.explains_for(calibrated(0.14)), rule_id
+        # off both ways (the gap a small part of the ECE) or not measured: as before
+        assert "poor_calibration" in rule.explains_for(calibrated(-0.03)), rule_id
+        assert "poor_calibration" in rule.explains_for(calibrated(None)), rule_id
+
+
 # --------------------------------------------------------------------------- decision_threshold
 
 

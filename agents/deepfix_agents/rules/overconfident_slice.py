@@ -141,14 +141,16 @@ class OverconfidentSlice(Rule):
             segments += [v for k, v in check.details.items() if "segment" in k]
         if any(f in text for f in top.features for text in segments):
             explained.append("weak_segment")
-        from deepfix_agents.rules.poor_calibration import prior_shift
+        from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
 
         # a shifted prior (a class predicted far more often than it occurs, on train and
         # test: class weights, resampling) miscalibrates every row: global, so no slice
-        # explains it, even one that holds most of the confident errors
+        # explains it, even one that holds most of the confident errors; nor does a
+        # slice where the model is too sure explain probabilities that are, on the
+        # whole, less sure than the model is right
         if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION and (
             prior_shift(artifact) is None
-        ):
+        ) and not underconfident(artifact):
             explained.append("poor_calibration")
         return tuple(explained)
 

@@ -170,6 +170,14 @@ def gap_excess(artifact, ece: float, n_test: int) -> float | None:
     return min(abs(gap), ece) - GAP_Z * math.sqrt(stated * (1.0 - stated) / n_test)
 
 
+def underconfident(artifact) -> bool:
+    """Whether the model's probabilities are off mostly one way, below its accuracy
+    (:func:`direction` ``"under"``). Causes that make a model confidently wrong (a
+    shortcut that breaks, a slice it is sure and wrong on) cannot explain that."""
+    ece = artifact.performance.calibration_error
+    return ece is not None and direction(ece, artifact.performance.confidence_gap) == "under"
+
+
 def ece_noise(n_test: int) -> float:
     """ECE a perfectly calibrated model shows by chance on ``n_test`` rows with 10
     equal-frequency bins: about 0.65/sqrt(n) for confident and 1.15/sqrt(n) for

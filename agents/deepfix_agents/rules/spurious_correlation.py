@@ -127,10 +127,11 @@ class SpuriousCorrelation(Rule):
         confidently wrong there: the calibration error is its symptom. Not a shifted
         prior (a class predicted far more often than it occurs on the model's own
         training rows too, where the shortcut still holds): class weights or resampling
-        do that, a global cause of its own."""
-        from deepfix_agents.rules.poor_calibration import prior_shift
+        do that, a global cause of its own. Nor probabilities that understate the
+        model's accuracy: a broken shortcut makes it surer than it is right, not less."""
+        from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
 
-        if prior_shift(artifact) is not None:
+        if prior_shift(artifact) is not None or underconfident(artifact):
             return tuple(c for c in self.explains if c != "poor_calibration")
         return self.explains
 
