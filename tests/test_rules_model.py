@@ -983,7 +983,7 @@ def test_poor_calibration_says_which_way_the_probabilities_are_off():
         assert "CalibratedClassifierCV" in fixes[0]
 
 
-def test_cal26_poor_calibration_one_way_gap_beyond_its_noise_on_few_rows():
+def test_poor_calibration_one_way_gap_beyond_its_noise_on_few_rows():
     """On 45 test rows the binned ECE of flattened probabilities (0.18) sits under its
     own noise level (0.19), but the signed confidence gap (stated 77%, right 96%) is
     about six standard errors of a calibrated model's gap: a finding. A gap within its
@@ -1126,7 +1126,7 @@ def test_a_slice_does_not_explain_a_shifted_prior():
     assert "poor_calibration" in rule.explains_for(in_shares)
 
 
-def test_cal26_confidently_wrong_causes_do_not_explain_underconfidence():
+def test_confidently_wrong_causes_do_not_explain_underconfidence():
     """A broken shortcut and a slice the model is sure and wrong on make it surer than
     it is right: they explain an overconfident calibration error, never probabilities
     that, on the whole, understate the model's accuracy (a flattening at serving)."""
