@@ -1,6 +1,6 @@
 """Issue 12: score the rules on a DEV half and a HELD-OUT half of the corpus datasets.
 
-The 14 datasets are split once, before any failure is read, stratified by task type
+The 14 core datasets are split once, before any failure is read, stratified by task type
 (binary, multiclass, i.i.d. regression, time-ordered regression) with a seeded shuffle
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
