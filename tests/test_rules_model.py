@@ -2404,3 +2404,48 @@ def test_a_rung_is_credited_only_what_its_cross_validation_supports():
     supported = _rung_regression(model_score=0.039, noise=0.053, spread=0.5,
                                   rungs=[("linear", 0.111, 0.075), ("tree", 0.12, 0.116)])
     assert assess_all("underfitting", supported) not in HEALTHY
+
+
+def _seg27_scanned(art, extra):
+    """``art`` with further (not weaker) categories listed in its per-category scan:
+    ``extra`` maps feature -> number of its values."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    base = art.performance.segments[0]
+    more = [
+        SegmentScore(feature=feature, value=str(v), share=1.0 / m, n_rows=int(360 / m),
+                     error=base.overall_error * 0.99, overall_error=base.overall_error)
+        for feature, m in extra.items() for v in range(m)
+    ]
+    perf = modified(art.performance, segments=[base, *more])
+    return modified(art, performance=perf)
+
+
+def test_seg27_worst_of_many_scanned_categories_needs_a_higher_z():
+    """The site with 37% larger absolute errors (z ~ 3.5) counts when its feature is the
+    only one scanned; when the scan compared it with 7 category contrasts (day of 4
+    values, three binary features) the worst one beats z = 3 by chance 7 times as often,
+    so the bar is the Bonferroni z for 7 (~3.55) and the damped reading stays below medium."""
+    alone = _regression_segment(0.476)
+    severity, _, _ = assess("weak_segment", alone)
+    assert severity == "medium"
+    many = _seg27_scanned(alone, {"day": 4, "sex": 2, "smoker": 2, "time": 2})
+    severity, _, signals = assess("weak_segment", many)
+    assert severity in HEALTHY
+    assert not any(s.facts.get("z") for s in signals)
+
+
+def test_seg27_scan_bar_keeps_a_clear_weak_category():
+    """A site whose absolute errors are twice the rest's (z far above the scan's bar of
+    ~3.55) is still found among 7 scanned contrasts."""
+    many = _seg27_scanned(_regression_segment(0.7), {"day": 4, "sex": 2, "smoker": 2, "time": 2})
+    severity, title, _ = assess("weak_segment", many)
+    assert severity in ("medium", "high", "critical")
+    assert "site = 'd'" in title
+
+
+def test_seg27_scan_z_is_min_z_for_one_contrast():
+    from deepfix_agents.rules.weak_segment import MIN_Z, scan_z
+
+    assert abs(scan_z(1) - MIN_Z) < 1e-9
+    assert scan_z(6) > 3.4 > scan_z(2) > MIN_Z

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from statistics import NormalDist
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
@@ -35,6 +36,8 @@ REGRESSION_DAMPING = 0.6
 #: excess error is significant (``MIN_Z``): the damped drop of a regression segment is
 #: noise at that size
 SMALL_SEGMENT_ROWS = 30
+#: the per-category scan skips features with more values than this (testing side)
+MAX_SCANNED_VALUES = 20
 
 _MESSAGE = re.compile(
     r"segment with (?P<metric>.+?) of (?P<weak>-?[\d.]+(?:e-?\d+)?) in comparison to an average "
@@ -128,6 +131,34 @@ def _z_abs_error(seg, n_test: int, spread: float) -> float:
     return (seg.error - rest) / se if se > 0 else 0.0
 
 
+def scanned_categories(artifact) -> int:
+    """How many category-vs-rest comparisons the per-category scan
+    (``performance.segments``) made: every categorical feature of ``m`` values compares
+    ``m - 1`` independent contrasts (one for a binary feature: its two values are the
+    same contrast seen from either side). Values counted from the test split's column
+    statistics, else from the segments listed."""
+    columns = {c.name: c for c in artifact.dataset.test.columns} if artifact.dataset.test else {}
+    listed: dict[str, set[str]] = {}
+    for seg in artifact.performance.segments:
+        listed.setdefault(seg.feature, set()).add(seg.value)
+    total = 0
+    for feature in set(artifact.dataset.cat_features or []) | set(listed):
+        col = columns.get(feature)
+        m = col.n_unique if col is not None and col.n_unique else len(listed.get(feature, ()))
+        if m and m > MAX_SCANNED_VALUES:
+            continue
+        total += max((m or 2) - 1, 1)
+    return max(total, 1)
+
+
+def scan_z(n_scanned: int) -> float:
+    """The z a segment's excess error needs when ``n_scanned`` contrasts were scanned:
+    the one-sided tail of ``MIN_Z`` shared among them (Bonferroni), so the worst of many
+    categories is held to the same false-alarm rate as one category tested alone."""
+    tail = (1.0 - NormalDist().cdf(MIN_Z)) / max(n_scanned, 1)
+    return NormalDist().inv_cdf(1.0 - tail)
+
+
 def abs_error_spread(artifact) -> float | None:
     """Standard deviation of the absolute test errors, from the test RMSE and MAE
     (var |e| = mean e^2 - (mean |e|)^2); None without both."""
@@ -180,7 +211,11 @@ class WeakSegment(Rule):
         "standard errors above the other rows' (the absolute errors' spread from the test "
         "RMSE and MAE), (segment - other rows) / segment undamped. A category of fewer than 30 "
         "test rows counts only when significant (>= 3 standard errors); a searched box of "
-        "fewer than 30 test rows is at most low (0.39). Confidence: the "
+        "fewer than 30 test rows is at most low (0.39). The per-category scan compares every "
+        "category of every categorical feature with the rest (m - 1 contrasts for a feature "
+        "of m values), so its bar of 3 standard errors is raised to the Bonferroni bar of "
+        "that many contrasts (the one-sided tail of z = 3 shared among them: 3 contrasts -> "
+        "3.3, 6 -> 3.5). Confidence: the "
         "best signal per source, combined; a source whose own segment scores below low (a "
         "different, milder group) does not add to it."
     )
@@ -234,10 +269,12 @@ class WeakSegment(Rule):
         scored = []
         n_test = artifact.dataset.test.n_rows
         spread = abs_error_spread(artifact) if artifact.task == "regression" else None
+        # the worst of many categories beats MIN_Z by chance more often than one does
+        min_z = scan_z(scanned_categories(artifact))
         for seg in artifact.performance.segments:
             if seg.error <= seg.overall_error:
                 continue
-            if artifact.task != "regression" and _z_error(seg, n_test) < MIN_Z:
+            if artifact.task != "regression" and _z_error(seg, n_test) < min_z:
                 continue
             significant = None
             if artifact.task == "regression":
@@ -248,9 +285,9 @@ class WeakSegment(Rule):
                     "drop": (seg.error - seg.overall_error) / seg.error,
                 }
                 z = _z_abs_error(seg, n_test, spread) if spread else 0.0
-                if seg.n_rows < SMALL_SEGMENT_ROWS and z < MIN_Z:
+                if seg.n_rows < SMALL_SEGMENT_ROWS and z < min_z:
                     continue
-                if z >= MIN_Z:
+                if z >= min_z:
                     # clearly beyond noise: the segment's excess error over the other
                     # rows counts in full (no damping for the spread of regression
                     # errors across segments: it is measured)
