@@ -142,12 +142,16 @@ def scanned_categories(artifact) -> int:
     for seg in artifact.performance.segments:
         listed.setdefault(seg.feature, set()).add(seg.value)
     total = 0
-    for feature in set(artifact.dataset.cat_features or []) | set(listed):
+    for feature in sorted(set(artifact.dataset.cat_features or []) | set(listed)):
         col = columns.get(feature)
-        m = col.n_unique if col is not None and col.n_unique else len(listed.get(feature, ()))
-        if m and m > MAX_SCANNED_VALUES:
-            continue
-        total += max((m or 2) - 1, 1)
+        if col is not None and col.n_unique:
+            # the scan counts missing values as one more value
+            m = col.n_unique + (1 if (col.missing_fraction or 0) > 0 else 0)
+        else:
+            m = len(listed.get(feature, ()))
+        if feature not in listed and (m < 2 or m > MAX_SCANNED_VALUES):
+            continue  # not scanned: a single value, or too many
+        total += max(m - 1, 1)
     return max(total, 1)
 
 
