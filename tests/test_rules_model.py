@@ -2406,7 +2406,7 @@ def test_a_rung_is_credited_only_what_its_cross_validation_supports():
     assert assess_all("underfitting", supported) not in HEALTHY
 
 
-def _seg27_scanned(art, extra):
+def _scanned(art, extra):
     """``art`` with further (not weaker) categories listed in its per-category scan:
     ``extra`` maps feature -> number of its values."""
     from mlflow_deepfix.schemas import SegmentScore
@@ -2421,7 +2421,7 @@ def _seg27_scanned(art, extra):
     return modified(art, performance=perf)
 
 
-def test_seg27_worst_of_many_scanned_categories_needs_a_higher_z():
+def test_worst_of_many_scanned_categories_needs_a_higher_z():
     """The site with 37% larger absolute errors (z ~ 3.5) counts when its feature is the
     only one scanned; when the scan compared it with 7 category contrasts (day of 4
     values, three binary features) the worst one beats z = 3 by chance 7 times as often,
@@ -2429,22 +2429,22 @@ def test_seg27_worst_of_many_scanned_categories_needs_a_higher_z():
     alone = _regression_segment(0.476)
     severity, _, _ = assess("weak_segment", alone)
     assert severity == "medium"
-    many = _seg27_scanned(alone, {"day": 4, "sex": 2, "smoker": 2, "time": 2})
+    many = _scanned(alone, {"day": 4, "sex": 2, "smoker": 2, "time": 2})
     severity, _, signals = assess("weak_segment", many)
     assert severity in HEALTHY
     assert not any(s.facts.get("z") for s in signals)
 
 
-def test_seg27_scan_bar_keeps_a_clear_weak_category():
+def test_scan_bar_keeps_a_clear_weak_category():
     """A site whose absolute errors are twice the rest's (z far above the scan's bar of
     ~3.55) is still found among 7 scanned contrasts."""
-    many = _seg27_scanned(_regression_segment(0.7), {"day": 4, "sex": 2, "smoker": 2, "time": 2})
+    many = _scanned(_regression_segment(0.7), {"day": 4, "sex": 2, "smoker": 2, "time": 2})
     severity, title, _ = assess("weak_segment", many)
     assert severity in ("medium", "high", "critical")
     assert "site = 'd'" in title
 
 
-def test_seg27_scan_z_is_min_z_for_one_contrast():
+def test_scan_z_is_min_z_for_one_contrast():
     from deepfix_agents.rules.weak_segment import MIN_Z, scan_z
 
     assert abs(scan_z(1) - MIN_Z) < 1e-9
