@@ -2449,3 +2449,28 @@ def test_scan_z_is_min_z_for_one_contrast():
 
     assert abs(scan_z(1) - MIN_Z) < 1e-9
     assert scan_z(6) > 3.4 > scan_z(2) > MIN_Z
+
+
+# --------------------------------------------------------------------------- spurious_correlation
+
+
+def test_fit27_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut():
+    """A feature whose link to the label keeps 93% of its strength in evaluation still
+    carries over: the reliance a memorising model loses on it (fitted to the training
+    rows' noise) is not a shortcut's harm. The same reliance loss with the link gone
+    is one."""
+    from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+
+    def case(test_association):
+        item = FeatureAssociationShift(
+            feature="x", association_train=0.43, association_test=test_association,
+            change_low=-0.06, change_high=-0.001, marginal_shift=0.02,
+            importance_train=0.474, importance_test=0.073,
+        )
+        summary = SpuriousSummary(n_rows_train=240, n_rows_test=259, metric="r2",
+                                  features=[item], typical_importance_gap=0.2)
+        return artifact().model_copy(update={"spurious": summary})
+
+    rule = RULES.get("spurious_correlation")()
+    assert not [s for s in rule.detect_model(case(0.40)) if s.score > 0]
+    assert max(s.score for s in rule.detect_model(case(0.01))) >= 0.6

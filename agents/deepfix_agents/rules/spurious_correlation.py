@@ -67,6 +67,18 @@ def broken(item) -> bool:
     return item.change_high < 0 if sign > 0 else item.change_low > 0
 
 
+def lost_share(item) -> float:
+    """The share of the training association that the evaluation data no longer shows
+    (1 when it vanished or reversed, 0 when it held): a relation that keeps most of its
+    strength can cost the model at most a like share of what it relies on."""
+    if not item.association_train:
+        return 0.0
+    kept = math.copysign(1.0, item.association_train) * item.association_test / abs(
+        item.association_train
+    )
+    return min(1.0, max(0.0, 1.0 - kept))
+
+
 @register_rule
 class SpuriousCorrelation(Rule):
     id = "spurious_correlation"
@@ -104,7 +116,9 @@ class SpuriousCorrelation(Rule):
         "on the weakening side of zero (bootstrap standard error, Bonferroni-widened for the "
         "features tested). Score from the shuffle importance on training minus on evaluation "
         "(accuracy or R^2), less the median of that gap over the features (what an overfit "
-        "model loses on every feature): 0.02 -> 0, 0.05 -> 0.3, 0.1 -> 0.5, 0.2 -> 0.7, "
+        "model loses on every feature), times the share of the training association that the "
+        "evaluation data lost (1 when it vanished or reversed: a link that keeps most of its "
+        "strength carries over): 0.02 -> 0, 0.05 -> 0.3, 0.1 -> 0.5, 0.2 -> 0.7, "
         "0.3 -> 0.85; x0.5 when the feature's own distribution moved (KS or total variation "
         ">= 0.2: drift is then the likelier reading). Slice-only relations (|association| "
         ">= 0.3 inside one level of a categorical column with >= 40 rows, <= 0.15 outside, "
@@ -146,6 +160,11 @@ class SpuriousCorrelation(Rule):
             loss = item.importance_train - item.importance_test - max(
                 summary.typical_importance_gap, 0.0
             )
+            # only the share of the relation that broke is the shortcut's harm: a feature
+            # whose association keeps 90% of its strength in evaluation still carries
+            # over, and a model that loses most of its reliance on it anyway lost it by
+            # fitting the training rows (their noise), not by a shortcut that broke
+            loss *= lost_share(item)
             score = interp(loss, RELIANCE_SCORE)
             drifted = item.marginal_shift >= DRIFT_SHIFT
             if drifted:
