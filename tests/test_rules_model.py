@@ -2474,3 +2474,42 @@ def test_fit27_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut()
     rule = RULES.get("spurious_correlation")()
     assert not [s for s in rule.detect_model(case(0.40)) if s.score > 0]
     assert max(s.score for s in rule.detect_model(case(0.01))) >= 0.6
+
+
+# --------------------------------------------------------------------------- constant_feature
+
+
+def test_fit27_stuck_columns_explain_a_model_with_no_signal():
+    """Two of six features stuck at one value in training, the model and every baseline
+    no better than chance (f1 0.50 vs chance 0.49, noise 0.03): the stuck columns are
+    the cause ranked first (the chance finding folded into them, high), not 'labels
+    unrelated to the features'. With every column varying the chance finding stands."""
+    from deepfix_agents.rules.underfitting import at_chance
+
+    names = ["a", "b", "c", "d", "e", "f"]
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.52, test_score=0.50,
+                    f1_at_best=None)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.37, test_score=0.37),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.48, test_score=0.49),
+    ]
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.49,
+        score_after=0.50, noise=0.03, n_rows=300,
+    )
+
+    def case(stuck):
+        cols = [col(n, n_unique=1, std=0.0) if n in stuck else col(n) for n in names]
+        data = artifact(features=names, train_cols=cols, test_cols=cols, performance=perf,
+                        baselines=baselines, n_test=300)
+        return data.model_copy(update={"interventions": [chance]})
+
+    def ranked(data):
+        signals = [s for r in RULES for src in ALL_SOURCES for s in r().detect(src, data)]
+        return [(f.category, f.severity) for f in reason(signals, data)]
+
+    assert at_chance(case({"a", "b"})) is not None
+    first = ranked(case({"a", "b"}))[0]
+    assert first[0] == "constant_feature" and first[1] in ("high", "critical")
+    assert "underfitting" not in [c for c, _ in ranked(case({"a", "b"}))]
+    assert ranked(case(set()))[0][0] == "underfitting"

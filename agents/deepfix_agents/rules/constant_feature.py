@@ -80,10 +80,32 @@ class ConstantFeature(Rule):
         "(a single constant column is harmless for accuracy, so at most low); at least 0.4 when "
         "3 or more columns are constant (a systematic failure upstream). Varying in "
         "training but constant in the evaluation data: 0.35, or 0.6 when the model's native "
-        "importance for it is above average. Deepchecks' Is Single Value corroborates."
+        "importance for it is above average. Deepchecks' Is Single Value corroborates. "
+        "Columns constant in training with a model no better than chance and no baseline "
+        "better either (underfitting's 'labels unrelated to the features'): the stuck "
+        "columns explain the chance finding (folded in at medium or above)."
     )
     explains = ("unused_features",)
     checks = ("Is Single Value",)
+
+    def explains_for(self, artifact):
+        """Columns stuck at one value in training, and a model that finds no relation
+        between the remaining features and the labels (no better than chance, and no
+        simple baseline better either): the information the stuck columns should carry
+        never arrived, the likelier upstream cause of 'no signal' than labels that no
+        longer belong to their rows. The reasoner folds the chance finding into this one
+        only when it stands at medium or above (several stuck columns; a single constant
+        column, say one level missing from a small training sample, stays low)."""
+        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+        dataset = artifact.dataset
+        reference = dataset.train or dataset.test
+        if reference is None or not constant_columns(reference, set(dataset.feature_names)):
+            return self.explains
+        measured = at_chance(artifact)
+        if measured is None or signal_is_learnable(artifact, measured) is True:
+            return self.explains
+        return (*self.explains, "underfitting")
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
