@@ -2454,7 +2454,7 @@ def test_scan_z_is_min_z_for_one_contrast():
 # --------------------------------------------------------------------------- spurious_correlation
 
 
-def test_fit27_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut():
+def test_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut():
     """A feature whose link to the label keeps 93% of its strength in evaluation still
     carries over: the reliance a memorising model loses on it (fitted to the training
     rows' noise) is not a shortcut's harm. The same reliance loss with the link gone
@@ -2479,7 +2479,7 @@ def test_fit27_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut()
 # --------------------------------------------------------------------------- constant_feature
 
 
-def test_fit27_stuck_columns_explain_a_model_with_no_signal():
+def test_stuck_columns_explain_a_model_with_no_signal():
     """Two of six features stuck at one value in training, the model and every baseline
     no better than chance (f1 0.50 vs chance 0.49, noise 0.03): the stuck columns are
     the cause ranked first (the chance finding folded into them, high), not 'labels
