@@ -33,6 +33,30 @@ MAJORITY = 0.5
 #: count), and the harm measured on one (worse rows, an imputation gain beyond noise)
 #: is as often a segment the model handles badly: reported at most low
 RELAXED_MAX_SCORE = 0.35
+#: a column whose refit without it (held at its median: what imputing every cell does)
+#: was measured bounds what its missing cells can cost: at most their share of that
+#: loss (+ 2 noise units). Below this share of the model's skill over chance the cells
+#: are measured harmless: no importance bonus, reported at low confidence (they are
+#: there, the model does not suffer from them)
+NEGLIGIBLE_SKILL = 0.01
+NEGLIGIBLE_CONFIDENCE = 0.6
+
+
+def missing_harm_bound(artifact, column, share):
+    """Upper bound of what ``share`` missing cells of ``column`` cost the model, as a
+    share of its skill over chance, from the refit with the column held at its median
+    (``drop_feature``); None when that was not measured or the model has no skill."""
+    dropped = artifact.intervention("drop_feature", column)
+    chance = artifact.intervention("chance_level")
+    if dropped is None or chance is None or dropped.score_before is None or dropped.score_after is None:
+        return None
+    if chance.score_before is None or chance.score_after is None:
+        return None
+    skill = chance.score_after - chance.score_before
+    if skill <= 0:
+        return None
+    loss = max(dropped.score_before - dropped.score_after, 0.0) + NOISE_UNITS * (dropped.noise or 0.0)
+    return share * loss / skill
 
 
 def harmful_sentinels(artifact):
@@ -94,7 +118,10 @@ class MissingValues(Rule):
     severity_policy = (
         "Score from the worst feature's missing share (1% -> 0.1, 5% -> 0.25, 20% -> 0.45, "
         "50% -> 0.6, 100% -> 0.75), +0.1 when that feature matters to the model (native "
-        "importance above average); missing labels: 0.3 at any share up to 0.7 at 20%. "
+        "importance above average); when a refit with that feature held at its median was measured, "
+        "its missing cells cost at most their share of that loss (+ 2 noise units): under 1% of "
+        "the model's skill over chance they are harmless to it (no importance bonus, "
+        "confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
         "column and 5x the share of the next value (1.5x at the column's minimum or maximum; "
         "or the commonest value just outside a 1-7 style integer scale), whose replacement by "
@@ -126,7 +153,9 @@ class MissingValues(Rule):
             if columns:
                 worst = max(columns, key=lambda c: (c.missing_fraction, c.name))
                 score = interp(worst.missing_fraction, COLUMN_SCORE)
-                if importances.get(worst.name, 0.0) > average:
+                bound = missing_harm_bound(artifact, worst.name, worst.missing_fraction)
+                negligible = bound is not None and bound < NEGLIGIBLE_SKILL
+                if importances.get(worst.name, 0.0) > average and not negligible:
                     score += 0.1
                 empty = [c.name for c in columns if c.missing_fraction >= 0.999]
                 detail = (
@@ -135,10 +164,15 @@ class MissingValues(Rule):
                 )
                 if empty:
                     detail += f"; entirely empty: {empty[:5]}"
+                if negligible:
+                    detail += (
+                        f"; refitting without {worst.name!r} shows its missing cells cost at most "
+                        f"{pct(bound)} of the model's skill: present, but harmless to this model"
+                    )
                 yield self.signal(
                     "dataset",
                     score=score,
-                    confidence=0.95,
+                    confidence=NEGLIGIBLE_CONFIDENCE if negligible else 0.95,
                     detail=detail,
                     value=worst.missing_fraction,
                     column=worst.name,
