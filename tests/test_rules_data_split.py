@@ -1432,7 +1432,7 @@ def test_zero_inflated_spread_change_within_noise_is_no_drift():
 # --------------------------------------------------------------------------- miss27: missing cells bounded by a refit
 
 
-def _miss27_missing(drop_loss: float, share: float = 0.09, noise: float = 0.008):
+def _missing(drop_loss: float, share: float = 0.09, noise: float = 0.008):
     """8-9% NaN in the column the model leans on; the refit with that column held at
     its median cost ``drop_loss`` r2 (a model with skill 0.95 over chance)."""
     art = artifact(
@@ -1452,22 +1452,22 @@ def _miss27_missing(drop_loss: float, share: float = 0.09, noise: float = 0.008)
     )
 
 
-def test_miss27_missing_cells_a_refit_shows_harmless_stay_low_and_unsure():
+def test_missing_cells_a_refit_shows_harmless_stay_low_and_unsure():
     # dropping the whole column costs 0.025 r2: its 9% missing cells cost at most
     # 0.09 * (0.025 + 2 * 0.008) = 0.4% of the skill -> no importance bonus, low, 0.6
-    found = finding("missing_values", _miss27_missing(drop_loss=0.025))
+    found = finding("missing_values", _missing(drop_loss=0.025))
     assert found["severity"] == "low"
     assert found["confidence"] == pytest.approx(0.6)
-    details = [s.evidence.detail for s in RULES.get("missing_values")().detect("dataset", _miss27_missing(0.025))]
+    details = [s.evidence.detail for s in RULES.get("missing_values")().detect("dataset", _missing(0.025))]
     assert details and all("harmless to this model" in d for d in details)
 
 
-def test_miss27_missing_cells_in_a_column_the_model_needs_keep_their_weight():
+def test_missing_cells_in_a_column_the_model_needs_keep_their_weight():
     # the same 9% in a column whose loss costs 0.4 r2: up to 4.5% of the skill
-    found = finding("missing_values", _miss27_missing(drop_loss=0.4))
+    found = finding("missing_values", _missing(drop_loss=0.4))
     assert found["severity"] == "medium"
     assert found["confidence"] == pytest.approx(0.95)
     # unmeasured (no refit): the importance proxy still applies
-    art = _miss27_missing(drop_loss=0.025)
+    art = _missing(drop_loss=0.025)
     art = art.model_copy(update={"interventions": art.interventions[:1]})
     assert finding("missing_values", art)["severity"] == "medium"
