@@ -419,14 +419,8 @@ def test_feature_drift_categorical_share_change():
 
 
 def test_prediction_drift_when_outputs_move_but_outcomes_do_not():
-    perf = modified(
-        HEALTHY_PERF,
-        train_prediction_distribution={"0": 0.8, "1": 0.2},
-        prediction_distribution={"0": 0.5, "1": 0.5},
-    )
-    data = artifact(
-        performance=perf, train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.79, "1": 0.21}
-    )
+    data = _binary_shares(train_predicted=0.2, test_predicted=0.5, train_true=0.2,
+                          test_true=0.21)
     severity, title, _ = assess("prediction_drift", data)
     assert severity == "critical"
     assert "50%" in title and "20%" in title and "21%" in title
@@ -447,16 +441,25 @@ def test_prediction_drift_that_follows_the_labels_is_not_a_problem():
     assert assess("prediction_drift", data)[0] == "info"
 
 
-def test_prediction_drift_ignores_a_model_biased_on_both_splits():
-    """A model that under-predicts a class everywhere is biased, not drifting."""
+def _binary_shares(*, train_predicted: float, test_predicted: float, train_true: float,
+                   test_true: float):
+    """A healthy binary artifact with these shares of class 1, predicted and true, per split."""
     perf = modified(
         HEALTHY_PERF,
-        train_prediction_distribution={"0": 0.95, "1": 0.05},
-        prediction_distribution={"0": 0.94, "1": 0.06},
+        train_prediction_distribution={"0": round(1 - train_predicted, 6), "1": train_predicted},
+        prediction_distribution={"0": round(1 - test_predicted, 6), "1": test_predicted},
     )
-    data = artifact(
-        performance=perf, train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2}
+    return artifact(
+        performance=perf,
+        train_labels={"0": round(1 - train_true, 6), "1": train_true},
+        test_labels={"0": round(1 - test_true, 6), "1": test_true},
     )
+
+
+def test_prediction_drift_ignores_a_model_biased_on_both_splits():
+    """A model that under-predicts a class everywhere is biased, not drifting."""
+    data = _binary_shares(train_predicted=0.05, test_predicted=0.06, train_true=0.2,
+                          test_true=0.2)
     assert assess("prediction_drift", data)[0] == "info"
 
 
@@ -464,14 +467,8 @@ def test_outcomes_that_moved_under_still_predictions_are_no_prediction_drift():
     """The labels moved (40% -> 55% positives), the predictions stayed: that is a shift of
     the outcomes (label drift's), not of the predictions. The old measure counted the
     labels' move as the predictions' excess and called it high."""
-    perf = modified(
-        HEALTHY_PERF,
-        train_prediction_distribution={"0": 0.6, "1": 0.4},
-        prediction_distribution={"0": 0.6, "1": 0.4},
-    )
-    data = artifact(
-        performance=perf, train_labels={"0": 0.6, "1": 0.4}, test_labels={"0": 0.45, "1": 0.55}
-    )
+    data = _binary_shares(train_predicted=0.4, test_predicted=0.4, train_true=0.4,
+                          test_true=0.55)
     assert assess("prediction_drift", data)[0] == "info"
 
 
@@ -479,14 +476,8 @@ def test_predictions_moving_against_the_labels_count_their_own_move_only():
     """Predicted positives 40% -> 50% while the true share fell 40% -> 30%: the
     predictions' own move (0.10) is unjustified, the labels' opposite move is not added
     to it (the old measure read 0.20, critical)."""
-    perf = modified(
-        HEALTHY_PERF,
-        train_prediction_distribution={"0": 0.6, "1": 0.4},
-        prediction_distribution={"0": 0.5, "1": 0.5},
-    )
-    data = artifact(
-        performance=perf, train_labels={"0": 0.6, "1": 0.4}, test_labels={"0": 0.7, "1": 0.3}
-    )
+    data = _binary_shares(train_predicted=0.4, test_predicted=0.5, train_true=0.4,
+                          test_true=0.3)
     severity, title, signals = assess("prediction_drift", data)
     assert severity == "low"
     assert max(s.facts.get("excess", 0.0) for s in signals) == pytest.approx(0.1)
@@ -494,33 +485,27 @@ def test_predictions_moving_against_the_labels_count_their_own_move_only():
 
 def test_regression_predictions_still_under_a_moved_target_are_no_prediction_drift():
     """The target's mean moved +0.8 training stds, the predictions did not: label drift."""
-    perf = PerformanceSummary(
-        metric="r2",
-        train_score=0.55,
-        test_score=0.1,
-        prediction_spread_ratio=0.8,
-        prediction_stats={
-            "train": {"mean": 150.0, "std": 55.0},
-            "test": {"mean": 150.0, "std": 55.0},
-        },
-    )
-    data = artifact(task="regression", performance=perf)
+    data = artifact(task="regression", performance=_regression_predictions(test_mean=150.0))
     data.dataset.test.label_stats["mean"] = 210.0
     assert assess("prediction_drift", data)[0] == "info"
 
 
-def test_prediction_drift_regression_mean_shift_without_target_shift():
-    perf = PerformanceSummary(
+def _regression_predictions(test_mean: float) -> PerformanceSummary:
+    """A regression whose predictions average 150 (std 55) on train and ``test_mean`` on test."""
+    return PerformanceSummary(
         metric="r2",
         train_score=0.55,
         test_score=0.1,
         prediction_spread_ratio=0.8,
         prediction_stats={
             "train": {"mean": 150.0, "std": 55.0},
-            "test": {"mean": 210.0, "std": 55.0},
+            "test": {"mean": test_mean, "std": 55.0},
         },
     )
-    data = artifact(task="regression", performance=perf)
+
+
+def test_prediction_drift_regression_mean_shift_without_target_shift():
+    data = artifact(task="regression", performance=_regression_predictions(test_mean=210.0))
     severity, title, _ = assess("prediction_drift", data)
     assert severity == "high"
     assert "+0.80" in title and "+0.00" in title
@@ -1108,17 +1093,22 @@ def test_poor_calibration_without_a_shifted_prior_is_a_symptom_of_no_signal():
     assert "underfitting" in categories
 
 
-def test_a_slice_does_not_explain_a_shifted_prior():
-    """A slice holding most confident errors explains a global calibration error, unless
-    the prior is shifted (every row's probabilities pushed toward one class): a global
-    cause no slice explains."""
+def _confidently_wrong_slice() -> ConfidenceSummary:
+    """Confidence summary whose one slice holds 70% of the confident errors."""
     top = SliceConfidence(
         description="income <= 20000", features=["income"], kind="overconfident", n_rows=120,
         share=0.3, n_confident=80, rate=0.5, rate_low=0.4, rate_high=0.6, overall_rate=0.1,
         mean_confidence=0.9, share_of_confident_errors=0.7,
     )
-    summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
-                                n_confident=300, slices=[top])
+    return ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
+                             n_confident=300, slices=[top])
+
+
+def test_a_slice_does_not_explain_a_shifted_prior():
+    """A slice holding most confident errors explains a global calibration error, unless
+    the prior is shifted (every row's probabilities pushed toward one class): a global
+    cause no slice explains."""
+    summary = _confidently_wrong_slice()
     rule = RULES.get("overconfident_slice")()
     shifted = _prior_shifted(0.31, 0.33).model_copy(update={"confidence": summary})
     in_shares = _prior_shifted(0.05, 0.06).model_copy(update={"confidence": summary})
@@ -1130,13 +1120,7 @@ def test_confidently_wrong_causes_do_not_explain_underconfidence():
     """A broken shortcut and a slice the model is sure and wrong on make it surer than
     it is right: they explain an overconfident calibration error, never probabilities
     that, on the whole, understate the model's accuracy (a flattening at serving)."""
-    top = SliceConfidence(
-        description="income <= 20000", features=["income"], kind="overconfident", n_rows=120,
-        share=0.3, n_confident=80, rate=0.5, rate_low=0.4, rate_high=0.6, overall_rate=0.1,
-        mean_confidence=0.9, share_of_confident_errors=0.7,
-    )
-    summary = ConfidenceSummary(n_rows=400, threshold=0.8, confident_error_rate=0.2,
-                                n_confident=300, slices=[top])
+    summary = _confidently_wrong_slice()
 
     def calibrated(gap):
         perf = modified(HEALTHY_PERF, calibration_error=0.14, calibration_noise=0.05,
