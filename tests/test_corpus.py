@@ -76,14 +76,14 @@ def test_adding_datasets_changes_no_earlier_case():
     specs = generate_cases()
     start = 0
     for index, batch in enumerate(DATASET_BATCHES):
-        share = 1.0 if index == 0 else len(batch) / len(DATASET_BATCHES[0])
-        alone = cases._draw(batch, per_category=max(1, round(cases.PER_CATEGORY * share)),
-                            per_pair=max(1, round(cases.PER_PAIR * share)), seed=0,
-                            clean=True, salt=cases.batch_salt(index))
+        alone = cases.draw_batch(index)
         assert [s.id for s in specs[start:start + len(alone)]] == [s.id for s in alone]
         assert {s.dataset for s in alone} == set(batch)
+        if index:  # drawn with its own salt and counts scaled to its size
+            assert len(alone) < len(cases.draw_batch(0))
         start += len(alone)
     assert start == len(specs)
+    assert len(cases.draw_batch(0)) == 892  # the core corpus as published since corpus v1
     assert DATASETS == tuple(d for batch in DATASET_BATCHES for d in batch)
     assert CORE_DATASETS == DATASET_BATCHES[0]
 

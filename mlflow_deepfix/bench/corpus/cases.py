@@ -149,14 +149,25 @@ def generate_cases(
     earlier case (which dataset, model and magnitude each category's i-th case uses),
     so cached artifacts stay valid and scores before and after compare case for case.
     """
-    core = DATASET_BATCHES[0]
-    specs = _draw(core, per_category=per_category, per_pair=per_pair, seed=seed, clean=clean)
-    for index, batch in enumerate(DATASET_BATCHES[1:], start=1):
-        share = len(batch) / len(core)
-        specs += _draw(batch, per_category=max(1, round(per_category * share)),
-                       per_pair=max(1, round(per_pair * share)), seed=seed, clean=clean,
-                       salt=batch_salt(index))
+    specs: list[CaseSpec] = []
+    for index in range(len(DATASET_BATCHES)):
+        specs += draw_batch(index, per_category=per_category, per_pair=per_pair, seed=seed,
+                            clean=clean)
     return specs
+
+
+def draw_batch(index: int, *, per_category: int = PER_CATEGORY, per_pair: int = PER_PAIR,
+               seed: int = 0, clean: bool = True) -> list[CaseSpec]:
+    """The cases of dataset batch ``index``, drawn among its own datasets with the counts
+    scaled to its size against the core batch's (the core batch: the counts as given)."""
+    batch = DATASET_BATCHES[index]
+    if index == 0:
+        return _draw(batch, per_category=per_category, per_pair=per_pair, seed=seed,
+                     clean=clean)
+    share = len(batch) / len(DATASET_BATCHES[0])
+    return _draw(batch, per_category=max(1, round(per_category * share)),
+                 per_pair=max(1, round(per_pair * share)), seed=seed, clean=clean,
+                 salt=batch_salt(index))
 
 
 def batch_salt(index: int) -> str:

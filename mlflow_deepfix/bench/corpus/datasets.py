@@ -383,7 +383,6 @@ DATASET_BATCHES: tuple[tuple[str, ...], ...] = (
     DATASETS[17:],    # stop 28: more variety for DEV (a panel, small categorical sets)
 )
 CORE_DATASETS: tuple[str, ...] = DATASET_BATCHES[0]
-ADDED_DATASETS: tuple[str, ...] = DATASETS[14:]
 
 
 @cache
