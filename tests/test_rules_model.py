@@ -2435,6 +2435,16 @@ def test_scan_z_is_min_z_for_one_contrast():
     assert scan_z(6) > 3.4 > scan_z(2) > MIN_Z
 
 
+def test_scan_bound_mirrors_the_testing_steps_segment_bound():
+    """The rule counts the contrasts the testing step's per-category scan made; it skips
+    the same features (more values than the scan's bound)."""
+    from deepfix_agents.rules.weak_segment import MAX_SCANNED_VALUES
+
+    from mlflow_deepfix.testing.performance import MAX_SEGMENT_VALUES
+
+    assert MAX_SCANNED_VALUES == MAX_SEGMENT_VALUES
+
+
 # --------------------------------------------------------------------------- spurious_correlation
 
 

@@ -202,9 +202,7 @@ class UnseenCategories(Rule):
             # a column whose codes moved as a block holds no new category (see
             # ``block_offset``); the check counts its moved values as new ones
             shares = [(c, v) for c, v in shares if c not in moved]
-            if moved and not shares:
-                pass
-            elif shares:
+            if shares:
                 name, share = shares[0]
                 yield self.check_signal(
                     check,
@@ -213,7 +211,9 @@ class UnseenCategories(Rule):
                     column=name,
                     share=share,
                 )
-            else:
+            elif not moved:
+                # no per-column shares to read: the check's own verdict, unless every
+                # column it named only moved as a block
                 yield self.check_signal(check, score=self.check_score, confidence=0.5)
         check = artifact.check("New Label Train Test")
         if check is not None and check.outcome == "not_passed" and check.value:

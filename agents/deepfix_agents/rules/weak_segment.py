@@ -36,7 +36,9 @@ REGRESSION_DAMPING = 0.6
 #: excess error is significant (``MIN_Z``): the damped drop of a regression segment is
 #: noise at that size
 SMALL_SEGMENT_ROWS = 30
-#: the per-category scan skips features with more values than this (testing side)
+#: the per-category scan skips features with more values than this: the testing step's
+#: ``mlflow_deepfix.testing.performance.MAX_SEGMENT_VALUES``, mirrored so the rules read
+#: typed artifact data only (a test pins the two equal)
 MAX_SCANNED_VALUES = 20
 
 _MESSAGE = re.compile(
