@@ -2507,3 +2507,86 @@ def test_stuck_columns_explain_a_model_with_no_signal():
     assert first[0] == "constant_feature" and first[1] in ("high", "critical")
     assert "underfitting" not in [c for c, _ in ranked(case({"a", "b"}))]
     assert ranked(case(set()))[0][0] == "underfitting"
+
+
+# --- round 29: fit29 ---
+
+
+def _fitter_at_chance(train_sd, test_sd=1.0, train_score=1.0, test_score=-0.61, noise=0.56):
+    """A regression model that fits its 336 training rows (r2 ``train_score``) and scores
+    ``test_score`` on 360 test rows (chance: predicting the training mean, 0.0, with
+    ``noise``), the ladder no better than chance; the training targets' standard deviation
+    ``train_sd`` against the test targets' ``test_sd``."""
+    perf = PerformanceSummary(metric="r2", train_score=train_score, test_score=test_score,
+                              prediction_spread_ratio=0.9)
+    baselines = [
+        BaselineResult(name="dummy", metric="r2", cv_score=-0.005, test_score=0.0),
+        BaselineResult(name="linear", metric="r2", cv_score=-0.15, test_score=-0.10),
+        BaselineResult(name="tree", metric="r2", cv_score=-0.95, test_score=-1.02),
+    ]
+    chance = Intervention(kind="chance_level", category="underfitting", metric="r2",
+                          score_before=0.0, score_after=test_score, noise=noise, n_rows=360)
+    data = artifact(task="regression", n_train=336, n_test=360, performance=perf,
+                    baselines=baselines)
+
+    def stats(sd):
+        return {"mean": 3.0, "std": sd, "min": -3.0, "max": 9.0, "q01": -1.0, "q50": 3.0,
+                "q99": 7.0}
+
+    dataset = data.dataset.model_copy(update={
+        "train": data.dataset.train.model_copy(update={"label_stats": stats(train_sd)}),
+        "test": data.dataset.test.model_copy(update={"label_stats": stats(test_sd)}),
+    })
+    return data.model_copy(update={"dataset": dataset, "interventions": [chance]})
+
+
+def test_fit29_fitted_label_noise_is_overfitting_not_labels_unrelated():
+    """A model that reproduces its training rows, at chance on test, with no baseline
+    better: when the training targets spread 1.5x as wide as the test targets (7.5
+    standard errors on 336/360 rows) the training labels carry noise the test labels do
+    not, and the model fitted it: overfitting is the cause, at least high (the
+    chance-level finding folded into it), not 'labels unrelated to the features'. With
+    equal spreads the no-signal reading stands and absorbs the gap, as before."""
+    from deepfix_agents.rules.overfitting import label_noise_at_chance
+
+    def ranked(data):
+        signals = [s for r in RULES for src in ALL_SOURCES for s in r().detect(src, data)]
+        return [(f.category, f.severity) for f in reason(signals, data)]
+
+    noisy = _fitter_at_chance(1.5)
+    found = label_noise_at_chance(noisy)
+    assert found is not None and found["ratio"] == pytest.approx(1.5)
+    assert ranked(noisy)[0][0] == "overfitting" and ranked(noisy)[0][1] in ("high", "critical")
+    assert "underfitting" not in [c for c, _ in ranked(noisy)]
+    _, _, signals = assess("overfitting", noisy)
+    assert any("training labels spread 1.50x" in s.evidence.detail for s in signals)
+
+    clean = _fitter_at_chance(1.0)
+    assert label_noise_at_chance(clean) is None
+    assert ranked(clean)[0][0] == "underfitting"
+    assert "overfitting" not in [c for c, _ in ranked(clean)]
+
+
+def test_fit29_label_noise_needs_a_spread_beyond_noise_a_fitted_gap_and_chance():
+    """The spread test is one-sided and noise-aware: 1.1x on 336/360 rows is 1.8
+    standard errors of the log ratio (short of 3), and a narrower training spread is no
+    noise added to it, nor is a wider one on a chronological split (two periods). A
+    model that fitted nothing beyond the test rows (r2 0.1 on train) reproduced no
+    noise, and one clearly above chance on test (r2 0.5, 10 noise units) has no
+    chance-level score to explain: neither changes, whatever the spreads."""
+    from deepfix_agents.rules.overfitting import label_noise_at_chance, noisier_training_labels
+
+    assert noisier_training_labels(_fitter_at_chance(1.1)) is None
+    assert noisier_training_labels(_fitter_at_chance(1.0, test_sd=1.5)) is None
+    assert noisier_training_labels(_fitter_at_chance(1.5, train_score=0.1)) is not None
+    assert label_noise_at_chance(_fitter_at_chance(1.5, train_score=0.1)) is None
+    assert label_noise_at_chance(_fitter_at_chance(1.5, train_score=0.75)) is not None
+    assert label_noise_at_chance(_fitter_at_chance(1.5, test_score=0.5, noise=0.05)) is None
+    # a chronological split compares two periods, whose spreads differ by nature
+    noisy = _fitter_at_chance(1.5)
+    dated = noisy.dataset.model_copy(update={
+        "datetime_col": "date",
+        "comparison": noisy.dataset.comparison.model_copy(
+            update={"test_before_train_fraction": 0.0}),
+    })
+    assert noisier_training_labels(noisy.model_copy(update={"dataset": dated})) is None

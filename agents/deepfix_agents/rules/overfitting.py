@@ -13,7 +13,12 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules._training import smoothed
-from deepfix_agents.rules.underfitting import LAG_HARM_SCORE, best_baseline, supported_score
+from deepfix_agents.rules.underfitting import (
+    CHANCE_SCORE,
+    LAG_HARM_SCORE,
+    best_baseline,
+    supported_score,
+)
 
 #: train - test gap on the main metric (beyond noise) -> score
 GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
@@ -56,6 +61,12 @@ MIN_NOISE_Z = 2.0
 VAL_LOSS_RISE_SCORE = ((0.2, 0.0), (0.5, 0.2), (1.0, 0.35), (2.0, 0.45))
 #: Deepchecks Boosting Overfit: relative decline of the test score over iterations -> score
 BOOSTING_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.3, 0.75))
+#: regression: the training targets' standard deviation over the test targets', in
+#: standard errors of its log (normal theory, 1/(2(n-1)) per split), beyond which the
+#: training labels carry a spread the test labels do not: noise added to them. Three
+#: rather than two standard errors, since targets with heavy tails (counts, money) make
+#: a standard deviation noisier than normal theory says
+NOISY_LABELS_Z = 3.0
 
 
 def noise_margin(n_test: int) -> float:
@@ -112,6 +123,62 @@ def row_lag_bound(artifact) -> float | None:
     if accuracy is None or not math.isfinite(accuracy) or not n_test:
         return None
     return math.sqrt(max(0.0, (1.0 - accuracy) * n_test))
+
+
+def noisier_training_labels(artifact) -> dict | None:
+    """Regression: whether the training targets spread measurably wider than the test
+    targets (their standard deviations' ratio beyond ``NOISY_LABELS_Z`` standard errors
+    of its log), by enough that a model reproducing the extra spread gives away at least
+    the smallest harm scored (``LAG_HARM_SCORE``: predictions carrying variance
+    ``ratio ** 2 - 1`` times the test targets' that is unrelated to them lose that much
+    R2). Noise added to the training labels (noisy measurements, a sloppier labelling
+    process than the test rows had) widens their spread this way; labels replaced by
+    noise or shifted against their rows keep their spread in both splits. A few extreme
+    training targets (unit errors, ``outliers.target_tail``) are the outliers rule's
+    cause, not spread noise. On a chronological split (``feature_drift.chronological``)
+    the two splits are two periods, whose targets spread differently by nature (a trend,
+    a calmer or wilder period): the ratio then measures the periods, not noise in the
+    labels. Returns the ratio and its standard errors, else None."""
+    from deepfix_agents.rules.feature_drift import chronological
+    from deepfix_agents.rules.outliers import target_tail
+
+    if artifact.task != "regression" or chronological(artifact):
+        return None
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.test is None:
+        return None
+    train_sd = (dataset.train.label_stats or {}).get("std")
+    test_sd = (dataset.test.label_stats or {}).get("std")
+    n_train, n_test = dataset.train.n_rows, dataset.test.n_rows
+    if not train_sd or not test_sd or min(n_train, n_test) < 3 or target_tail(artifact):
+        return None
+    ratio = train_sd / test_sd
+    se = math.sqrt(1.0 / (2 * (n_train - 1)) + 1.0 / (2 * (n_test - 1)))
+    z = math.log(ratio) / se
+    if z < NOISY_LABELS_Z or ratio**2 - 1.0 < LAG_HARM_SCORE[0][0]:
+        return None
+    return {"ratio": ratio, "z": z}
+
+
+def label_noise_at_chance(artifact) -> dict | None:
+    """A model that fits its training rows far better than the test rows (it reproduces
+    them, ``memorises``, or scores beyond underfitting's ``OVERFIT_GAP`` above test) and
+    is no better than chance on test (underfitting's ``at_chance``), while its training
+    labels carry noise the test labels do not (:func:`noisier_training_labels`): what it
+    fitted beyond the test rows is that noise, reproduced on new rows as a chance-level
+    score. It is overfitting, not labels unrelated to the features: the ladder, fitted to
+    the same noisy labels, finds no signal in them either, so its failing to beat chance
+    says nothing about the features. None otherwise."""
+    from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance
+
+    train, test = artifact.performance.train_score, artifact.performance.test_score
+    if train is None or test is None:
+        return None
+    if not (memorises(train) or _clip(train) - _clip(test) > OVERFIT_GAP):
+        return None
+    if at_chance(artifact) is None:
+        return None
+    return noisier_training_labels(artifact)
 
 
 def _clip(score: float) -> float:
@@ -184,13 +251,19 @@ def _own(artifact) -> dict | None:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
         reach = None
         few_errors = False
+    label_noise = label_noise_at_chance(artifact)
+    # the chance-level score is what fitting the measured label noise cost: the finding
+    # carries the chance guard's score (a model no better than chance is at least high),
+    # whatever the lag behind baselines fitted to the same noisy labels (they learn
+    # nothing from them either, so they are no yardstick)
+    noise_harm = CHANCE_SCORE if label_noise is not None else 0.0
     return {
         "train_score": train,
         "test_score": test,
         "gap": gap,
         "shift": shift,
         "metric": performance.metric or "score",
-        "score": max(score * factor, lag_harm),
+        "score": max(score * factor, lag_harm, noise_harm),
         "lag": lag,
         "lag_noise": noise,
         "lag_within_noise": within_noise,
@@ -201,6 +274,8 @@ def _own(artifact) -> dict | None:
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
         "best_supported": reach,
+        "label_noise": label_noise["ratio"] if label_noise is not None else None,
+        "label_noise_z": label_noise["z"] if label_noise is not None else None,
     }
 
 
@@ -257,7 +332,15 @@ class Overfitting(Rule):
         "0.35 -> 0.8 (the gap's worst-case margin shrinks it on small test splits; the lag is "
         "the measured harm). Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
-        "errors. Deepchecks Train Test Performance "
+        "errors. Regression: a model that fits its training rows far better than test "
+        "(training score >= 0.97, or a gap beyond 0.15) and is within noise of chance on "
+        "test, whose training targets' standard deviation exceeds the test targets' by 3 "
+        "standard errors of its log (normal theory) and by enough that reproducing the "
+        "extra spread costs 0.05 of R2, has fitted label noise: it scores at least 0.7 "
+        "(high, the chance guard's score) and explains the chance-level score, which would "
+        "otherwise read as labels unrelated to the features (a few extreme training "
+        "targets are outliers' cause instead, and on a chronological split the periods' "
+        "spreads differ by nature). Deepchecks Train Test Performance "
         "(relative degradation 0.2 -> 0.3, 0.35 -> 0.45, 0.5 -> 0.55, >= 0.7 -> 0.6) and "
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
         "own score + 0.05 when we have one, at our own score when that found the gap "
@@ -292,6 +375,11 @@ class Overfitting(Rule):
         far_above = test is not None and _clip(train) - _clip(test) > OVERFIT_GAP
         if not (memorises(train) or far_above):
             return self.explains
+        if label_noise_at_chance(artifact) is not None:
+            # the chance-level score is the fitted label noise reproduced on test rows:
+            # a ladder fitted to the same noisy labels finding no signal does not make
+            # the labels unrelated to the features
+            return (*self.explains, "underfitting")
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
             return self.explains
@@ -320,6 +408,11 @@ class Overfitting(Rule):
                     "standard errors: a handful of rows (a small class's, on a macro score), "
                     "not a measured loss to memorisation)"
                 )
+            elif own["lag_within_noise"] and own["label_noise"] is not None:
+                detail += (
+                    " (a lag within the test score's noise, against baselines fitted to the "
+                    "same noisy labels)"
+                )
             elif own["lag_within_noise"] and own["memorises"] and own["factor"] > LAG_FACTOR[0][1]:
                 detail += (
                     f" ({own['lag_z']:.1f} standard errors of the test score above it, short of "
@@ -332,6 +425,12 @@ class Overfitting(Rule):
                     f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
                     "measurable test score"
                 )
+        if own["label_noise"] is not None:
+            detail += (
+                f"; the training labels spread {own['label_noise']:.2f}x as wide as the test "
+                f"labels ({own['label_noise_z']:.1f} standard errors): noise in the training "
+                "labels, which the model reproduces"
+            )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
         # a small test split makes the gap uncertain, unless the model lags the best

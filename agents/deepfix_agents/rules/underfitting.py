@@ -271,7 +271,10 @@ class Underfitting(Rule):
         "showing 0.05); when no baseline beats chance (or the model, when it lands "
         "below chance) by 2 noise units + 0.05, the labels look unrelated to the features "
         "and the finding absorbs the symptoms "
-        "(degenerate predictions, overfitting, calibration, segments, threshold); when a "
+        "(degenerate predictions, overfitting, calibration, segments, threshold), except "
+        "the overfitting of a model that fitted training labels measurably noisier than "
+        "the test labels (regression: a wider spread beyond 3 standard errors), which is "
+        "the cause and takes the chance evidence; when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
         "answers still vary (not one constant output), the model is too weak and the "
         "finding absorbs its near one-class or narrow predictions and weak segments."
@@ -377,6 +380,12 @@ class Underfitting(Rule):
                 # above flagging every row): there is signal, and the 0.5 cut-off is
                 # what brings the score (and the baselines', all cut at 0.5) to chance
                 causes.add("decision_threshold")
+            from deepfix_agents.rules.overfitting import label_noise_at_chance
+
+            if label_noise_at_chance(artifact) is not None:
+                # a model that fitted training labels carrying noise the test labels do
+                # not: overfitting is the cause and explains the chance-level score
+                causes.add("overfitting")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
         if weak_model(artifact):
             return ("degenerate_predictions", "weak_segment")
