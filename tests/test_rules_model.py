@@ -2590,3 +2590,37 @@ def test_fit29_label_noise_needs_a_spread_beyond_noise_a_fitted_gap_and_chance()
             update={"test_before_train_fraction": 0.0}),
     })
     assert noisier_training_labels(noisy.model_copy(update={"dataset": dated})) is None
+# --- round 29: drift29 ---
+
+
+def test_drift29_stuck_columns_explain_the_chance_coincidences_they_leave():
+    """Three of five features stuck at one value in training, the other two taking 3 and
+    4 values: 12 feature profiles for 600 rows, so every test row finds its profile in
+    train and rows share it with another label by chance (both rules read them as
+    natural). The stuck columns are their upstream cause and explain both findings;
+    with the columns varying (no constant column) nothing is added, and coincidences far
+    beyond chance (a planted copy on fine-grained features) are not explained."""
+    from mlflow_deepfix.schemas import SplitComparison
+
+    names = ["a", "b", "c", "d", "e"]
+    stuck = {"a", "b", "c"}
+
+    def case(stuck_cols, n_unique=(3, 4)):
+        cols = [col(n, n_unique=1, std=0.0) if n in stuck_cols else
+                col(n, n_unique=n_unique[i % 2]) for i, n in enumerate(names)]
+        data = artifact(features=names, train_cols=cols, test_cols=cols, n_train=600,
+                        n_test=180, comparison=SplitComparison(test_to_train_ratio=0.3,
+                                                              overlap_fraction=1.0))
+        for part in (data.dataset.train, data.dataset.test):
+            part.conflicting_label_fraction = 1.0
+        return data
+
+    rule = RULES.get("constant_feature")()
+    explained = rule.explains_for(case(stuck))
+    assert {"conflicting_labels", "train_test_overlap"} <= set(explained)
+    # no stuck column: the constant-column finding is not there to explain anything
+    assert not {"conflicting_labels", "train_test_overlap"} & set(rule.explains_for(case(set())))
+    # stuck columns, but the remaining features tell the rows apart: a full overlap and
+    # conflicts are no chance coincidence, so they stay findings of their own
+    fine = case(stuck, n_unique=(400, 500))
+    assert not {"conflicting_labels", "train_test_overlap"} & set(rule.explains_for(fine))

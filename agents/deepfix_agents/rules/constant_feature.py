@@ -83,7 +83,11 @@ class ConstantFeature(Rule):
         "importance for it is above average. Deepchecks' Is Single Value corroborates. "
         "Columns constant in training with a model no better than chance and no baseline "
         "better either (underfitting's 'labels unrelated to the features'): the stuck "
-        "columns explain the chance finding (folded in at medium or above)."
+        "columns explain the chance finding (folded in at medium or above). Columns "
+        "constant in training also explain rows that share their features with another "
+        "label or across the splits when chance explains those coincidences (the "
+        "remaining features take few values: conflicting labels' and train/test overlap's "
+        "own 'natural' readings); coincidences beyond chance stay findings of their own."
     )
     explains = ("unused_features",)
     checks = ("Is Single Value",)
@@ -95,17 +99,39 @@ class ConstantFeature(Rule):
         never arrived, the likelier upstream cause of 'no signal' than labels that no
         longer belong to their rows. The reasoner folds the chance finding into this one
         only when it stands at medium or above (several stuck columns; a single constant
-        column, say one level missing from a small training sample, stays low)."""
+        column, say one level missing from a small training sample, stays low). The
+        rows' chance coincidences the stuck columns leave behind are explained too
+        (:meth:`_coincidences`)."""
         from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
 
         dataset = artifact.dataset
         reference = dataset.train or dataset.test
         if reference is None or not constant_columns(reference, set(dataset.feature_names)):
             return self.explains
+        explained = (*self.explains, *self._coincidences(artifact))
         measured = at_chance(artifact)
         if measured is None or signal_is_learnable(artifact, measured) is True:
-            return self.explains
-        return (*self.explains, "underfitting")
+            return explained
+        return (*explained, "underfitting")
+
+    @staticmethod
+    def _coincidences(artifact) -> tuple[str, ...]:
+        """Rows that share their features by chance (with another label, or across the
+        splits) where columns are stuck: a stuck column no longer tells rows apart, so
+        the rows differ only in the remaining features, and when those take so few
+        values that chance alone explains the coincidences (the rules' own ``natural``
+        readings), the stuck columns are their upstream cause. Coincidences beyond
+        chance (copied rows, relabelled copies) are not explained."""
+        from deepfix_agents.rules import RULES
+
+        found = []
+        if RULES.get("conflicting_labels")().natural(artifact):
+            found.append("conflicting_labels")
+        comparison = artifact.dataset.comparison
+        if comparison is not None and comparison.overlap_fraction > 0:
+            if RULES.get("train_test_overlap")().natural(artifact, comparison.overlap_fraction)[1]:
+                found.append("train_test_overlap")
+        return tuple(found)
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
