@@ -1172,3 +1172,24 @@ def test_a_baseline_clearly_above_chance_is_signal_when_the_model_sits_a_hair_ab
     assert not any("labels look unrelated" in f.title for f in findings_of(learnable))
     flat = ladder(0.57)
     assert signal_is_learnable(flat, at_chance(flat)) is False
+
+
+# --- round 29: clean29 ---
+
+
+def test_clean29_the_label_only_verdict_needs_the_statistic_within_noise_of_random():
+    """31 other features on 170 rows (a real table padded with noise columns): random
+    predictors explain 18.6% +/- 4.6% of anything. A real strong feature shared with one
+    real column among them is explained 30.4%, 2.5 errors above random: not "no more
+    than random" (label-only), not beyond the 3-error bar either (shared): no verdict and
+    no leak signal. Within 2 errors it is label-only; beyond 3, shared."""
+    from deepfix_agents.rules.target_leakage import label_only_verdict
+
+    def reading(shared):
+        return _label_only(shared, chance_r2=0.186, n_other=31.0, n_rows=170, association=0.68)
+
+    assert label_only_verdict(reading(0.304)) is None
+    data = with_interventions(artifact(), reading(0.304))
+    assert not RULES.get("target_leakage")().detect("intervention", data)
+    assert label_only_verdict(reading(0.25)) is True
+    assert label_only_verdict(reading(0.33)) is False

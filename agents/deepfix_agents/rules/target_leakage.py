@@ -28,6 +28,13 @@ LABEL_ONLY_SCORE = ((0.8, 0.45), (0.9, 0.6), (0.97, 0.75), (0.99, 0.85))
 #: how many null standard errors above chance the other features must explain for the
 #: feature to count as sharing causes with them (real) rather than label-only
 SHARED_NOISE_UNITS = 3.0
+#: ... and at most this many null standard errors above chance for it to count as
+#: label-only: the verdict accepts the null (the others explain no more than random
+#: predictors would), which a statistic 2-3 standard errors above the null mean does not
+#: support (as likely a real feature shared with one column among many noise columns as a
+#: post-outcome value): in between, no verdict. The "within noise" bar of the other
+#: measured tests (2 noise units)
+LABEL_ONLY_NOISE_UNITS = 2.0
 #: the test needs other features to share with
 MIN_OTHER_FEATURES = 3
 #: ... and enough rows for them: random predictors explain p/(n-1) of anything on their
@@ -75,11 +82,13 @@ def _costs_nothing(measured) -> bool:
 def label_only_verdict(intervention) -> bool | None:
     """True when the other features explain no more of the feature (beyond the label)
     than as many random predictors would: R² of p random predictors on n rows is
-    Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n. False
-    when they explain more (the feature shares causes with them), None when the test
-    cannot be read (scores missing, fewer than ``MIN_OTHER_FEATURES`` other features,
-    too few rows for them, or so many features per row that the bar rises above
-    ``MAX_LABEL_ONLY_BAR``)."""
+    Beta(p/2, (n-p-1)/2), mean ``score_before``, standard error ~ sqrt(2p)/n; "no
+    more" is within ``LABEL_ONLY_NOISE_UNITS`` of them. False when they explain more
+    than ``SHARED_NOISE_UNITS`` (the feature shares causes with them), None when the
+    statistic falls in between (neither reading is supported: a real feature shared
+    with one column among many noise columns lands there) or the test cannot be read
+    (scores missing, fewer than ``MIN_OTHER_FEATURES`` other features, too few rows for
+    them, or so many features per row that the bar rises above ``MAX_LABEL_ONLY_BAR``)."""
     if intervention.score_after is None or intervention.score_before is None:
         return None
     p = intervention.values.get("n_other", 0.0)
@@ -89,7 +98,11 @@ def label_only_verdict(intervention) -> bool | None:
     bar = intervention.score_before + SHARED_NOISE_UNITS * se
     if bar > MAX_LABEL_ONLY_BAR:
         return None
-    return intervention.score_after <= bar
+    if intervention.score_after > bar:
+        return False
+    if intervention.score_after <= intervention.score_before + LABEL_ONLY_NOISE_UNITS * se:
+        return True
+    return None
 
 
 def label_only(intervention) -> bool:
@@ -174,9 +187,9 @@ class TargetLeakage(Rule):
         "categoricals): 0.98 -> 0.3, 0.99 -> 0.55, 0.997 -> 0.8, 1.0 -> 0.9; Deepchecks' "
         "predictive power score (PPS) >= 0.9 corroborates; native importance concentrated on "
         "the same feature adds confidence. Measured: a feature with association >= 0.8 that no "
-        "other feature explains beyond the label (least-squares R² within 3 null standard "
-        "errors of chance, at least 3 other features; no verdict when that bar exceeds 0.5, "
-        "too many features for the rows to tell) is label-only, a post-outcome value: "
+        "other feature explains beyond the label (least-squares R² within 2 null standard "
+        "errors of chance, at least 3 other features; shared beyond 3, no verdict in between "
+        "or when the 3-error bar exceeds 0.5, too many features for the rows to tell) is label-only, a post-outcome value: "
         "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
         "as below). Both the association pattern and the label-only score are x0.5 when "
