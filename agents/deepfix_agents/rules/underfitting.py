@@ -380,11 +380,13 @@ class Underfitting(Rule):
                 # above flagging every row): there is signal, and the 0.5 cut-off is
                 # what brings the score (and the baselines', all cut at 0.5) to chance
                 causes.add("decision_threshold")
-            from deepfix_agents.rules.overfitting import label_noise_at_chance
+            from deepfix_agents.rules import RULES
 
-            if label_noise_at_chance(artifact) is not None:
+            if "underfitting" in RULES.get("overfitting")().explains_for(artifact):
                 # a model that fitted training labels carrying noise the test labels do
-                # not: overfitting is the cause and explains the chance-level score
+                # not (overfitting's ``label_noise_at_chance``): overfitting is the cause
+                # and explains the chance-level score. Asked through the registry, since
+                # the overfitting module imports this one (no import circle)
                 causes.add("overfitting")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
         if weak_model(artifact):
