@@ -2590,6 +2590,8 @@ def test_fit29_label_noise_needs_a_spread_beyond_noise_a_fitted_gap_and_chance()
             update={"test_before_train_fraction": 0.0}),
     })
     assert noisier_training_labels(noisy.model_copy(update={"dataset": dated})) is None
+
+
 # --- round 29: drift29 ---
 
 

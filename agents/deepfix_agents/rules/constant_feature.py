@@ -128,9 +128,12 @@ class ConstantFeature(Rule):
         if RULES.get("conflicting_labels")().natural(artifact):
             found.append("conflicting_labels")
         comparison = artifact.dataset.comparison
-        if comparison is not None and comparison.overlap_fraction > 0:
-            if RULES.get("train_test_overlap")().natural(artifact, comparison.overlap_fraction)[1]:
-                found.append("train_test_overlap")
+        if (
+            comparison is not None
+            and comparison.overlap_fraction > 0
+            and RULES.get("train_test_overlap")().natural(artifact, comparison.overlap_fraction)[1]
+        ):
+            found.append("train_test_overlap")
         return tuple(found)
 
     def detect_dataset(self, artifact):
