@@ -269,7 +269,12 @@ class SegmentScore(_Model):
     """The model's error on test rows sharing one value of a categorical feature.
 
     ``error`` is the error rate (classification) or mean absolute error (regression) in
-    the segment, ``overall_error`` the same on all test rows.
+    the segment, ``overall_error`` the same on all test rows. ``baseline_error`` is the
+    error of the best constant guess *within* the segment (its majority class, or its
+    median target) and ``overall_baseline_error`` the same on all test rows: a segment
+    whose targets simply spread wider (dinner bills vs lunch bills) has a larger error
+    and a larger baseline alike, while a segment the model fails on has an error close
+    to, or above, its own baseline.
     """
 
     feature: str
@@ -278,6 +283,8 @@ class SegmentScore(_Model):
     n_rows: int
     error: float
     overall_error: float
+    baseline_error: float | None = None
+    overall_baseline_error: float | None = None
 
 
 class PerformanceSummary(_Model):
@@ -303,6 +310,10 @@ class PerformanceSummary(_Model):
     #: class minus the share of test rows predicted right; > 0 overconfident, < 0
     #: underconfident (the ECE says how far off, this which way on the whole)
     confidence_gap: float | None = None
+    #: the standard error of ``confidence_gap`` for a perfectly calibrated model with
+    #: these confidences on these rows, sqrt(sum c(1-c)) / n over the stated
+    #: confidences c: a gap within a few of these is chance, not miscalibration
+    confidence_gap_noise: float | None = None
     #: binary with probabilities: best F1 threshold vs default (0.5) F1 on test
     best_threshold: float | None = None
     f1_at_default: float | None = None

@@ -1193,3 +1193,69 @@ def test_clean29_the_label_only_verdict_needs_the_statistic_within_noise_of_rand
     assert not RULES.get("target_leakage")().detect("intervention", data)
     assert label_only_verdict(reading(0.25)) is True
     assert label_only_verdict(reading(0.33)) is False
+
+
+# --- stop 30: testing-side measurements ---
+
+
+def _gappy_breast_cancer(seed=0):
+    """breast_cancer with gaps in two columns of 20% of test rows, and a model whose
+    pipeline imputes them: (train, test, features)."""
+    frame = _bc(seed)
+    train, test = train_test_split(frame, test_size=0.3, random_state=seed, stratify=frame["y"])
+    test = test.copy()
+    rng = np.random.default_rng(seed)
+    for column in ("mean_radius", "worst_area"):
+        test.loc[rng.random(len(test)) < 0.2, column] = np.nan
+    return train, test, [c for c in frame.columns if c != "y"]
+
+
+def test_missing_rows_measure_the_error_on_rows_with_gaps_from_the_predictions():
+    """Per column with gaps, and once over rows with a gap anywhere; a model that
+    predicts the gap rows wrong shows it as a higher error after than before."""
+    from sklearn.impute import SimpleImputer
+
+    train, test, features = _gappy_breast_cancer()
+    model = make_pipeline(SimpleImputer(), StandardScaler(), LogisticRegression(max_iter=500))
+    model.fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task="binary_classification",
+                                feature_names=features, cat_features=[], seed=0)
+    pred = model.predict(test[features])
+    gaps = test[features].isna().any(axis=1).to_numpy()
+    pred_broken = np.where(gaps, 1 - test["y"].to_numpy(), pred)  # every gap row wrong
+
+    def measured(predictions):
+        found, _ = run_interventions(
+            task="binary_classification", target="y", features=features, cat_features=[],
+            train=train, test=test, pred_test=predictions, dataset=dataset,
+            adapter=Adapter(model), seed=0,
+        )
+        return {i.target: i for i in found if i.kind == "missing_rows"}
+
+    fine, broken = measured(pred), measured(pred_broken)
+    assert set(fine) == {"mean_radius", "worst_area", "*"}
+    assert fine["*"].n_rows == int(gaps.sum()) and fine["*"].model_used == "predictions"
+    assert fine["*"].score_after < 0.2  # imputed gaps are predicted about as well
+    assert broken["*"].score_after == 1.0 and broken["*"].score_before == fine["*"].score_before
+    assert broken["*"].score_after - broken["*"].score_before > 3 * broken["*"].noise
+
+
+def test_missing_rows_need_enough_rows_on_each_side():
+    """A column with fewer than MIN_AFFECTED_ROWS gaps on test gets no measurement."""
+    from mlflow_deepfix.testing.interventions import MIN_AFFECTED_ROWS
+
+    train, test, features = _gappy_breast_cancer()
+    test = test.copy()
+    test["worst_area"] = test["worst_area"].fillna(test["worst_area"].median())
+    test.loc[test.index[: MIN_AFFECTED_ROWS - 1], "worst_area"] = np.nan
+    test["mean_radius"] = test["mean_radius"].fillna(test["mean_radius"].median())
+    model = RandomForestClassifier(n_estimators=20, random_state=0)
+    model.fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task="binary_classification",
+                                feature_names=features, cat_features=[], seed=0)
+    found, _ = run_interventions(
+        task="binary_classification", target="y", features=features, cat_features=[],
+        train=train, test=test, pred_test=model.predict(test[features].fillna(0)),
+        dataset=dataset, adapter=Adapter(model), seed=0,
+    )
+    assert not [i for i in found if i.kind == "missing_rows"]

@@ -251,3 +251,70 @@ def test_segment_errors_score_a_sizeable_category_of_a_small_test_split():
     found = segment_errors(large, task="regression", y_true=np.zeros(1000),
                            y_pred=np.where(large["site"] == "z", 1.0, 0.0), features=["site"])
     assert [s.value for s in found][:1] == ["z"]
+
+
+# --- stop 30: testing-side measurements ---
+
+
+def test_segment_errors_score_a_ten_row_segment_of_a_small_test_split():
+    """A 10-row site of a 60-row test split (17 %) is scored; 9 rows are not."""
+    import pandas as pd
+
+    for rows, scored in ((10, True), (9, False)):
+        sites = ["a"] * (60 - rows) + ["s"] * rows
+        frame = pd.DataFrame({"site": sites})
+        guess = np.where(frame["site"] == "s", 1.0, 0.0)
+        found = segment_errors(frame, task="regression", y_true=np.zeros(60), y_pred=guess,
+                               features=["site"])
+        assert ("s" in {s.value for s in found}) is scored
+
+
+def test_segment_baseline_error_tells_a_wider_spread_from_a_failing_model():
+    """Dinner bills spread twice as wide as lunch bills: the model's error doubles at
+    dinner, and so does the constant guess's, while the overall baseline stays between."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    meal = np.array(["lunch"] * 100 + ["dinner"] * 100)
+    truth = np.where(meal == "dinner", 2.0, 1.0) * rng.normal(0, 1, 200) + 10
+    guess = 10 + 0.5 * (truth - 10)  # explains the same share of the spread in both
+    found = {s.value: s for s in segment_errors(pd.DataFrame({"meal": meal}), task="regression",
+                                                y_true=truth, y_pred=guess, features=["meal"])}
+    dinner, lunch = found["dinner"], found["lunch"]
+    assert dinner.error > 1.5 * lunch.error
+    assert dinner.error / dinner.baseline_error == pytest.approx(
+        lunch.error / lunch.baseline_error, rel=0.1)
+    assert lunch.baseline_error < dinner.overall_baseline_error < dinner.baseline_error
+
+
+def test_segment_baseline_error_of_a_class_is_one_minus_its_majority_share():
+    import pandas as pd
+
+    group = np.array(["a"] * 40 + ["b"] * 40)
+    truth = np.array([1] * 30 + [0] * 10 + [1] * 20 + [0] * 20)
+    found = {s.value: s for s in segment_errors(
+        pd.DataFrame({"g": group}), task="binary_classification", y_true=truth,
+        y_pred=np.ones(80, dtype=int), features=["g"])}
+    assert found["a"].baseline_error == pytest.approx(0.25)
+    assert found["b"].baseline_error == pytest.approx(0.5)
+    assert found["a"].overall_baseline_error == pytest.approx(30 / 80)
+
+
+def test_confidence_gap_noise_is_the_chance_spread_of_a_calibrated_model():
+    """The gap of a perfectly calibrated model scatters around 0 with the stated noise
+    (within 15 % over 300 draws), and the noise shrinks as 1/sqrt(rows)."""
+    from mlflow_deepfix.testing.performance import confidence_gap, confidence_gap_noise
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.55, 0.95, 400)
+    matrix = np.column_stack([1 - p, p])
+    noise = confidence_gap_noise(matrix)
+    gaps = [confidence_gap(np.where(rng.random(400) < p, "1", "0"), matrix, ["0", "1"])
+            for _ in range(300)]
+    assert abs(np.mean(gaps)) < 3 * noise / np.sqrt(300)
+    assert np.std(gaps) == pytest.approx(noise, rel=0.15)
+    assert confidence_gap_noise(np.vstack([matrix] * 4)) == pytest.approx(noise / 2)
+    y, proba = _binary(500)
+    summary = summarize_performance(task=BINARY, y_test=y, pred_test=(proba[:, 1] > 0.5).astype(int),
+                                    proba_test=proba, classes=[0, 1])
+    assert summary.confidence_gap_noise == pytest.approx(confidence_gap_noise(proba))

@@ -20,6 +20,9 @@ minds, and a strong real feature looks like a leak. So the testing step measures
   impute" does to a unit error or a device code; a genuine extreme value loses its
   information instead), and ``affected_rows``: the error on test rows holding such values
   against the rest, from the model's own predictions.
+* ``missing_rows``: the error on test rows with a gap in a feature against the rest,
+  from the model's own predictions (no refit): natural gaps the model copes with cost
+  nothing, a pipeline that mishandles them costs the rows that hold them.
 
 Which refits run is decided from cheap pre-signals (dataset statistics), on a row budget
 (:data:`MAX_TRAIN_ROWS`, :data:`MAX_TEST_ROWS`) and a time budget
@@ -103,6 +106,9 @@ MAX_RELAXED_COLUMNS = 2
 MAJORITY_SHARE = 0.5
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
+#: ``missing_rows`` is measured for at most this many features (those with the most
+#: gaps on test), plus once over rows with a gap in any feature
+MAX_MISSING_COLUMNS = 3
 #: pre-signal of collected noise: a feature's label association on train within this
 #: many standard errors of zero (about 1/sqrt(n_train) for Somers' D or Spearman) is
 #: indistinguishable from a column unrelated to the label
@@ -493,6 +499,11 @@ def _run_interventions(
                 results.append(shared)
         except Exception as error:  # noqa: BLE001
             logger.warning("overlap rows failed: %s: %s", type(error).__name__, error)
+
+    try:
+        results.extend(_missing_rows(scorer, pred, test_rows, features, seed))
+    except Exception as error:  # noqa: BLE001
+        logger.warning("missing rows failed: %s: %s", type(error).__name__, error)
 
     if not scorer.classification:
         inverted = _invert_log_target(scorer, pred, seed)
@@ -898,6 +909,39 @@ def _overlap_rows(scorer, pred, train, test_rows, features, seed) -> Interventio
         target="*", seed=seed, started=started,
         detail="error on test rows whose features also appear in train (after) vs the rest",
     )
+
+
+def _missing_rows(scorer, pred, test_rows, features, seed) -> list[Intervention]:
+    """Test rows with a gap (after) vs the rest (before), per feature with the most gaps
+    (:data:`MAX_MISSING_COLUMNS`) and, when several features have gaps, over rows with
+    a gap in any of them (``target="*"``). The harm measurement of gaps that needs no
+    refit: the model's own predictions say whether the rows with gaps cost it."""
+    present = [c for c in features if c in test_rows.columns]
+    if not present:
+        return []
+    gaps = test_rows[present].isna()
+    counts = gaps.sum(axis=0)
+    counts = counts[counts > 0].sort_values(ascending=False, kind="stable")
+    out = []
+    for column in list(counts.index[:MAX_MISSING_COLUMNS]):
+        started = time.perf_counter()
+        measured = _affected(
+            scorer, pred, gaps[column].to_numpy(), kind="missing_rows",
+            category="missing_values", target=str(column), seed=seed, started=started,
+            detail=f"error on test rows where {column!r} is missing (after) vs the rest (before)",
+        )
+        if measured is not None:
+            out.append(measured)
+    if len(counts) > 1:
+        started = time.perf_counter()
+        measured = _affected(
+            scorer, pred, gaps.any(axis=1).to_numpy(), kind="missing_rows",
+            category="missing_values", target="*", seed=seed, started=started,
+            detail="error on test rows with a gap in any feature (after) vs the rest (before)",
+        )
+        if measured is not None:
+            out.append(measured)
+    return out
 
 
 def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Intervention]:

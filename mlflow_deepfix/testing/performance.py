@@ -245,6 +245,20 @@ def confidence_gap(y: np.ndarray, matrix: np.ndarray, classes: list[str]) -> flo
     return float(stated.mean() - right.mean())
 
 
+def confidence_gap_noise(matrix: np.ndarray) -> float | None:
+    """The standard error of :func:`confidence_gap` for a model that is perfectly
+    calibrated at *these* confidences: each row is right with probability c, so the
+    share right has variance sum c(1-c) / n^2. A confident model on many rows has a
+    tiny noise, an uncertain one on few rows a large one, which a fixed bar on the gap
+    cannot say."""
+    finite = np.all(np.isfinite(matrix), axis=1)
+    matrix = matrix[finite]
+    if not matrix.shape[0]:
+        return None
+    stated = matrix.max(axis=1) / np.clip(matrix.sum(axis=1), 1e-12, None)
+    return float(np.sqrt(np.sum(stated * (1.0 - stated))) / stated.size)
+
+
 #: simulations of a perfectly calibrated model for the ECE noise level
 ECE_SIMULATIONS = 50
 
@@ -403,6 +417,7 @@ def summarize_performance(
                     out["calibration_error"] = expected_calibration_error(y, matrix, class_keys)
                     out["calibration_noise"] = calibration_noise(y, matrix, class_keys)
                     out["confidence_gap"] = confidence_gap(y, matrix, class_keys)
+                    out["confidence_gap_noise"] = confidence_gap_noise(matrix)
                     threshold = threshold_analysis(y, matrix, class_keys)
                     if threshold is not None:
                         out["best_threshold"], out["f1_at_default"], out["f1_at_best"] = threshold
@@ -432,8 +447,9 @@ MIN_SEGMENT_SHARE = 0.05
 MIN_SEGMENT_ROWS = 30
 #: ... or, on a small test split, at least this many rows holding at least this share: a
 #: site that is a quarter of 90 test rows is 23 rows, too important to leave unscored
-#: (the rule tests its error against the other rows' for significance)
-MIN_SMALL_SEGMENT_ROWS = 15
+#: (the rule tests its error against the other rows' for significance); 10 rows is the
+#: size of the smallest site of a survey's 60-row test split
+MIN_SMALL_SEGMENT_ROWS = 10
 MIN_SMALL_SEGMENT_SHARE = 0.15
 MAX_SEGMENT_VALUES = 20
 MAX_SEGMENTS = 5
@@ -447,12 +463,17 @@ def segment_errors(
     Deepchecks' Weak Segments search reports only the single weakest corner, often a
     small one; a whole category on which the model fails (a country, a sales channel)
     is the more actionable finding, so every sizeable category is scored directly.
+    Each segment also carries the error of the best constant guess within it (see
+    :class:`SegmentScore`), so that a segment whose targets spread wider is not taken
+    for one the model fails on.
     """
     y_true, y_pred = np.asarray(y_true, dtype=object), np.asarray(y_pred, dtype=object)
     if len(frame) != len(y_true) or len(y_true) < 2 * MIN_SMALL_SEGMENT_ROWS:
         return []
-    if is_classification(task):
-        wrong = label_keys(y_true) != label_keys(y_pred)
+    classification = is_classification(task)
+    if classification:
+        truth = label_keys(y_true)
+        wrong = truth != label_keys(y_pred)
         errors = wrong.astype(float)
     else:
         truth = pd.to_numeric(pd.Series(y_true), errors="coerce").to_numpy(dtype=float)
@@ -462,6 +483,7 @@ def segment_errors(
     if not finite.any():
         return []
     overall = float(np.mean(errors[finite]))
+    overall_baseline = _constant_guess_error(truth[finite], classification)
     found = []
     for feature in features:
         if feature not in frame:
@@ -485,7 +507,19 @@ def segment_errors(
                     n_rows=n,
                     error=round(float(np.mean(errors[member])), 6),
                     overall_error=round(overall, 6),
+                    baseline_error=round(_constant_guess_error(truth[member], classification), 6),
+                    overall_baseline_error=round(overall_baseline, 6),
                 )
             )
     found.sort(key=lambda s: (-(s.error - s.overall_error) * s.share, s.feature, s.value))
     return found[:MAX_SEGMENTS]
+
+
+def _constant_guess_error(truth: np.ndarray, classification: bool) -> float:
+    """The error of the best constant guess on these rows, in :func:`segment_errors`'
+    units: one minus the majority class's share, or the mean absolute deviation from the
+    median (the constant that minimises the absolute error)."""
+    if classification:
+        _, counts = np.unique(truth, return_counts=True)
+        return float(1.0 - counts.max() / counts.sum())
+    return float(np.mean(np.abs(truth - np.median(truth))))
