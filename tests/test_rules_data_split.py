@@ -1471,3 +1471,59 @@ def test_missing_cells_in_a_column_the_model_needs_keep_their_weight():
     art = _missing(drop_loss=0.025)
     art = art.model_copy(update={"interventions": art.interventions[:1]})
     assert finding("missing_values", art)["severity"] == "medium"
+
+
+# --- round 30: miss30 ---
+
+
+def _gap_rows(after: float, before: float, noise: float, n_rows: int, n_test: int = 300):
+    """9% NaN in the column the model leans on (no refit measured), and the model's own
+    test predictions on the ``n_rows`` test rows with a gap (after) vs the rest (before)."""
+    art = artifact(
+        [num("feed", missing_fraction=0.09), *(num(f"x{i}") for i in range(4))],
+        n_test=n_test,
+        task="regression",
+        model=ModelInfo(feature_importances={"feed": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
+    )
+    return art.model_copy(
+        update={
+            "interventions": [
+                Intervention(kind="missing_rows", category="missing_values", target="feed",
+                             metric="mae_over_std", score_before=before, score_after=after,
+                             noise=noise, n_rows=n_rows, model_used="predictions"),
+            ]
+        }
+    )
+
+
+def test_miss30_gap_rows_predicted_as_well_as_the_rest_cap_the_gaps_at_low():
+    # 24 of 300 test rows with a gap, predicted better than the rest (0.12 vs 0.19, noise
+    # 0.02): the gaps cost at most 0.08 * 2 * 0.02 = 0.003 of test error -> low, unsure
+    art = _gap_rows(after=0.12, before=0.19, noise=0.02, n_rows=24)
+    found = finding("missing_values", art)
+    assert found["severity"] == "low"
+    assert found["confidence"] == pytest.approx(0.6)
+    details = [s.evidence.detail for s in RULES.get("missing_values")().detect("dataset", art)]
+    assert details and all("predicted as well as the rest" in d and "0.120 vs 0.190" in d for d in details)
+
+
+def test_miss30_gap_rows_predicted_worse_or_too_noisy_keep_the_presence_score():
+    # clearly worse (0.30 vs 0.20): up to 0.08 * (0.1 + 2 * 0.036) = 0.014 of test error
+    worse = _gap_rows(after=0.30, before=0.20, noise=0.036, n_rows=24)
+    assert finding("missing_values", worse)["severity"] == "medium"
+    # no worse, but a quarter of the rows with a noisy comparison cannot bound the harm
+    # under one point of error (0.25 * 2 * 0.05 = 0.025): absence of evidence is no proof
+    noisy = _gap_rows(after=0.19, before=0.19, noise=0.05, n_rows=75)
+    found = finding("missing_values", noisy)
+    assert found["severity"] == "medium"
+    assert found["confidence"] == pytest.approx(0.95)
+
+
+def test_miss30_the_rules_test_row_bound_mirrors_the_testing_steps():
+    """The rules package imports no testing module, so the sampled test size that the
+    gap rows' share is taken of is mirrored: pin the two equal."""
+    from deepfix_agents.rules import missing_values
+
+    from mlflow_deepfix.testing import interventions
+
+    assert missing_values.MAX_TEST_ROWS == interventions.MAX_TEST_ROWS

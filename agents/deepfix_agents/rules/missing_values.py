@@ -40,6 +40,18 @@ RELAXED_MAX_SCORE = 0.35
 #: there, the model does not suffer from them)
 NEGLIGIBLE_SKILL = 0.01
 NEGLIGIBLE_CONFIDENCE = 0.6
+#: the model's own predictions on test rows with a gap vs the rest (``missing_rows``, no
+#: refit) bound what the gaps cost the test score: the gap rows' share times their excess
+#: error (+ 2 noise units), in error units (accuracy points, or MAE in target SDs). Under
+#: one point of test error (half the 0.02 score drop the corpus counts as real harm) the
+#: gaps are measured harmless: no importance bonus, capped at low, confidence 0.6. A
+#: noisy comparison (few gap rows) or many affected rows never passes: absence of
+#: evidence is not evidence of no harm
+NEGLIGIBLE_ERROR = 0.01
+LOW_CAP = 0.35
+#: the testing step compares at most this many (sampled) test rows
+#: (``mlflow_deepfix.testing.interventions.MAX_TEST_ROWS``)
+MAX_TEST_ROWS = 4000
 
 
 def missing_harm_bound(artifact, column, share):
@@ -57,6 +69,23 @@ def missing_harm_bound(artifact, column, share):
         return None
     loss = max(dropped.score_before - dropped.score_after, 0.0) + NOISE_UNITS * (dropped.noise or 0.0)
     return share * loss / skill
+
+
+def missing_rows_bound(artifact, column):
+    """(intervention, bound): the ``missing_rows`` comparison for ``column`` (else over
+    rows with any gap) and the most its gaps cost the test score, in error units: the
+    share of test rows with a gap times their excess error over the rest + 2 noise units;
+    None when not measured."""
+    measured = artifact.intervention("missing_rows", column) or artifact.intervention("missing_rows", "*")
+    test = artifact.dataset.test
+    if measured is None or measured.score_before is None or measured.score_after is None or test is None:
+        return None
+    rows = min(test.n_rows, MAX_TEST_ROWS)
+    if not rows or not measured.n_rows:
+        return None
+    share = min(measured.n_rows / rows, 1.0)
+    excess = max(measured.score_after - measured.score_before, 0.0)
+    return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
 
 
 def harmful_sentinels(artifact):
@@ -121,7 +150,10 @@ class MissingValues(Rule):
         "importance above average); when a refit with that feature held at its median was measured, "
         "its missing cells cost at most their share of that loss (+ 2 noise units): under 1% of "
         "the model's skill over chance they are harmless to it (no importance bonus, "
-        "confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
+        "confidence 0.6); likewise when the model's own test predictions bound them: the share of "
+        "test rows with a gap times their excess error over the other rows (+ 2 noise units) under "
+        "one point of test error (accuracy, or MAE in target SDs) caps the finding at low "
+        "(no importance bonus, confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
         "column and 5x the share of the next value (1.5x at the column's minimum or maximum; "
         "or the commonest value just outside a 1-7 style integer scale), whose replacement by "
@@ -155,8 +187,12 @@ class MissingValues(Rule):
                 score = interp(worst.missing_fraction, COLUMN_SCORE)
                 bound = missing_harm_bound(artifact, worst.name, worst.missing_fraction)
                 negligible = bound is not None and bound < NEGLIGIBLE_SKILL
-                if importances.get(worst.name, 0.0) > average and not negligible:
+                by_rows = missing_rows_bound(artifact, worst.name)
+                rows_harmless = by_rows is not None and by_rows[1] < NEGLIGIBLE_ERROR
+                if importances.get(worst.name, 0.0) > average and not (negligible or rows_harmless):
                     score += 0.1
+                if rows_harmless:
+                    score = min(score, LOW_CAP)
                 empty = [c.name for c in columns if c.missing_fraction >= 0.999]
                 detail = (
                     f"{len(columns)} feature(s) have missing values in {split.name}; worst "
@@ -169,10 +205,23 @@ class MissingValues(Rule):
                         f"; refitting without {worst.name!r} shows its missing cells cost at most "
                         f"{pct(bound)} of the model's skill: present, but harmless to this model"
                     )
+                if by_rows is not None:
+                    rows, row_bound = by_rows
+                    where = "a gap" if rows.target == "*" else f"a gap in {rows.target!r}"
+                    detail += (
+                        f"; the {rows.n_rows} test rows with {where} have "
+                        f"{rows.metric.replace('_', ' ')} {rows.score_after:.3f} vs "
+                        f"{rows.score_before:.3f} on the rest (noise {rows.noise or 0:.3f})"
+                    )
+                    if rows_harmless:
+                        detail += (
+                            ": rows with gaps are predicted as well as the rest (or better); the gaps cost "
+                            f"at most {row_bound:.3f} of test error, nothing measurable to this model"
+                        )
                 yield self.signal(
                     "dataset",
                     score=score,
-                    confidence=NEGLIGIBLE_CONFIDENCE if negligible else 0.95,
+                    confidence=NEGLIGIBLE_CONFIDENCE if (negligible or rows_harmless) else 0.95,
                     detail=detail,
                     value=worst.missing_fraction,
                     column=worst.name,
