@@ -1432,14 +1432,21 @@ def test_zero_inflated_spread_change_within_noise_is_no_drift():
 # --------------------------------------------------------------------------- miss27: missing cells bounded by a refit
 
 
-def _missing(drop_loss: float, share: float = 0.09, noise: float = 0.008):
-    """8-9% NaN in the column the model leans on; the refit with that column held at
-    its median cost ``drop_loss`` r2 (a model with skill 0.95 over chance)."""
-    art = artifact(
+def _feed_leaned_on(share: float, **sizes):
+    """A regression artifact whose model leans on ``feed`` (importance 0.8 of 1), which
+    has ``share`` missing cells, next to four complete features."""
+    return artifact(
         [num("feed", missing_fraction=share), *(num(f"x{i}") for i in range(4))],
         task="regression",
         model=ModelInfo(feature_importances={"feed": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
+        **sizes,
     )
+
+
+def _missing(drop_loss: float, share: float = 0.09, noise: float = 0.008):
+    """8-9% NaN in the column the model leans on; the refit with that column held at
+    its median cost ``drop_loss`` r2 (a model with skill 0.95 over chance)."""
+    art = _feed_leaned_on(share)
     return art.model_copy(
         update={
             "interventions": [
@@ -1479,12 +1486,7 @@ def test_missing_cells_in_a_column_the_model_needs_keep_their_weight():
 def _gap_rows(after: float, before: float, noise: float, n_rows: int, n_test: int = 300):
     """9% NaN in the column the model leans on (no refit measured), and the model's own
     test predictions on the ``n_rows`` test rows with a gap (after) vs the rest (before)."""
-    art = artifact(
-        [num("feed", missing_fraction=0.09), *(num(f"x{i}") for i in range(4))],
-        n_test=n_test,
-        task="regression",
-        model=ModelInfo(feature_importances={"feed": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
-    )
+    art = _feed_leaned_on(0.09, n_test=n_test)
     return art.model_copy(
         update={
             "interventions": [
