@@ -22,7 +22,6 @@ ISOLATED_GAP = 0.5
 #: income sits next to the small values, < 0.1 IQR away); unmeasured, so reported at
 #: most low (0 stored for a missing petal width sits 0.1 cm below the smallest one)
 DETACHED_GAP = 0.25
-DETACHED_MAX_SCORE = 0.35
 #: a spike held by more than this share of a column is its baseline value (a structural
 #: zero: no charter schools, no rainfall), not the exception a missing-value code is:
 #: its rows predicted worse than the minority of other rows measures that minority, so
@@ -32,7 +31,6 @@ MAJORITY = 0.5
 #: outside an integer scale) is as often a natural point mass (no deductible, a zero
 #: count), and the harm measured on one (worse rows, an imputation gain beyond noise)
 #: is as often a segment the model handles badly: reported at most low
-RELAXED_MAX_SCORE = 0.35
 #: a column whose refit without it (held at its median: what imputing every cell does)
 #: was measured bounds what its missing cells can cost: at most their share of that
 #: loss (+ 2 noise units). Below this share of the model's skill over chance the cells
@@ -48,6 +46,8 @@ NEGLIGIBLE_CONFIDENCE = 0.6
 #: noisy comparison (few gap rows) or many affected rows never passes: absence of
 #: evidence is not evidence of no harm
 NEGLIGIBLE_ERROR = 0.01
+#: "reported at most low" (detached and relaxed spikes, gaps measured harmless): the
+#: highest score still in the low band (medium starts at 0.4)
 LOW_CAP = 0.35
 #: the testing step compares at most this many (sampled) test rows
 #: (``mlflow_deepfix.testing.interventions.MAX_TEST_ROWS``)
@@ -249,7 +249,7 @@ class MissingValues(Rule):
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
             if imputed.values.get("relaxed", 0.0):
-                score = min(score, RELAXED_MAX_SCORE)
+                score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
             detail = (
@@ -285,7 +285,7 @@ class MissingValues(Rule):
                 continue
             score = interp(share, COLUMN_SCORE)
             if gap < ISOLATED_GAP or imputed.values.get("relaxed", 0.0):
-                score = min(score, DETACHED_MAX_SCORE)
+                score = min(score, LOW_CAP)
             value = imputed.values.get("value", 0.0)
             yield self.signal(
                 "intervention",
