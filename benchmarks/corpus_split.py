@@ -5,7 +5,7 @@ The 14 core datasets are split once, before any failure is read, stratified by t
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
 
-    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v1]
+    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v2|v1]
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
     python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
     python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v2-OLDKEY --cache-root CACHE_ROOT
@@ -99,11 +99,21 @@ def _with_v1_validity(outcomes):
     return out
 
 
+def _without_same_mechanism(outcomes):
+    """The outcomes scored as before definition v3: only the planted category names a
+    single bug (see ``cases.SAME_MECHANISM``)."""
+    from dataclasses import replace
+
+    return [replace(o, also_accepted={}) for o in outcomes]
+
+
 def score_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.scoring import group_scores, score
 
     split = load_split()
     outcomes = _outcomes(Path(args.cache))
+    if args.definition in ("v2", "v1"):
+        outcomes = _without_same_mechanism(outcomes)
     if args.definition == "v1":
         outcomes = _with_v1_validity(outcomes)
     if args.calibrated:
@@ -189,7 +199,7 @@ def failures_cmd(args) -> int:
         elif o.kind != "single" or o.expected[0] != want:
             continue
         cats = ranked_categories(o.findings)
-        ok = (o.kind == "single" and cats[:1] == o.expected) or (
+        ok = (o.kind == "single" and cats[:1] and cats[0] in o.names(o.expected[0])) or (
             o.kind == "two_bug" and all(e in cats[:3] for e in o.expected))
         if o.kind == "clean":
             ok = not any(f["severity"] in ("critical", "high", "medium") for f in o.findings)
@@ -262,9 +272,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json")
     p.add_argument("--calibrated", action="store_true",
                    help="score the rules + the learned calibration, leave-one-dataset-out")
-    p.add_argument("--definition", choices=("v2", "v1"), default="v2",
-                   help="v1: corpus v1's validity (absolute ECE bar; class_imbalance and "
-                   "prediction_drift counted without measured harm), same artifacts")
+    p.add_argument("--definition", choices=("v3", "v2", "v1"), default="v3",
+                   help="v2: a binary rare-class case meeting both the decision_threshold "
+                   "and the class_imbalance bar counts only its planted category (v3 "
+                   "accepts either, see cases.SAME_MECHANISM); v1: also corpus v1's "
+                   "validity (absolute ECE bar; class_imbalance and prediction_drift "
+                   "counted without measured harm), same artifacts")
     p = sub.add_parser("failures")
     p.add_argument("--cache", required=True)
     p.add_argument("--category", required=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from mlflow_deepfix.bench.corpus.runner import (
     run_stage2,
     testing_fingerprint,
 )
-from mlflow_deepfix.bench.corpus.scoring import failures, folds, group_scores, score
+from mlflow_deepfix.bench.corpus.scoring import failures, folds, group_scores, rank_of, score
 from mlflow_deepfix.schemas import CONTRACT_CATEGORIES as CATEGORIES
 
 BEHAVIOUR = ("fragile_predictions", "overconfident_slice", "group_disparity",
@@ -101,6 +102,35 @@ def test_added_datasets_are_real_data_shipped_in_installed_packages():
     assert diet.frame["Feed"].isna().any() and diet.cat_features == ("Evit", "Cu")
     assert load_dataset("framing").task == "binary_classification"
     assert set(load_dataset("tips").cat_features) == {"sex", "smoker", "day", "time"}
+
+
+def test_stop31_datasets_add_time_order_and_natural_gaps_to_dev():
+    """The fourth batch (stop 31) gives DEV what it lacked: time-ordered classification,
+    a second time-ordered regression, and small sets with natural gaps; all four come
+    from installed packages and join DEV in the shipped split."""
+    weather = load_dataset("seattle_weather")
+    assert weather.time_ordered and weather.datetime_col == "date"
+    assert weather.task == "binary_classification"
+    assert weather.frame["date"].is_monotonic_increasing
+    # tomorrow's rain is today's precipitation one row on: measured, not a label
+    rain = weather.frame["rain_tomorrow"].to_numpy()
+    assert (rain[:-1] == (weather.frame["precipitation"].to_numpy()[1:] > 0)).all()
+    assert 0.3 < rain.mean() < 0.7
+    nino = load_dataset("elnino")
+    assert nino.time_ordered and nino.task == "regression"
+    # the lag features are the series itself, shifted: no future value leaks in
+    assert (nino.frame["temp_lag1"].iloc[1:].to_numpy()
+            == nino.frame["temp"].iloc[:-1].to_numpy()).all()
+    cars = load_dataset("cars")
+    assert cars.frame["Horsepower"].isna().any() and cars.cat_features == ("Origin",)
+    assert cars.frame[cars.target].notna().all()
+    penguins = load_dataset("penguins")
+    assert penguins.frame["bill_length_mm"].isna().any()
+    assert sorted(penguins.frame["species"].unique()) == [0, 1, 2]
+    assert DATASET_BATCHES[3] == ("seattle_weather", "elnino", "penguins", "cars")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[3]) <= set(split["dev"])
 
 
 def test_generation_is_deterministic_and_ids_round_trip():
@@ -416,6 +446,32 @@ def test_scores_by_hand():
     for held_out, (train, test) in fold.items():
         assert all(o.dataset != held_out for o in train)
         assert all(o.dataset == held_out for o in test)
+
+
+def test_a_binary_rare_class_meeting_both_bars_is_named_by_either_category():
+    """Definition v3 (stop 31): the decision_threshold and class_imbalance injectors
+    plant one mechanism on a binary task; where the recorded harm meets both bars, a
+    diagnosis naming either category names the bug. Below the other bar, or for any
+    other category, only the planted category counts."""
+    from mlflow_deepfix.bench.corpus.cases import also_named
+
+    both = {"f1_gain": 0.5, "balanced_accuracy_drop": 0.21}
+    assert also_named("decision_threshold", both) == ("class_imbalance",)
+    assert also_named("class_imbalance", both) == ("decision_threshold",)
+    assert also_named("decision_threshold", {"f1_gain": 0.3,
+                                              "balanced_accuracy_drop": 0.01}) == ()
+    assert also_named("class_imbalance", {"balanced_accuracy_drop": 0.2}) == ()  # multiclass
+    assert also_named("outliers", both) == ()
+
+    named = _outcome("decision_threshold.fair.forest.p.s0", ["class_imbalance", "outliers"])
+    named.also_accepted = {"decision_threshold": ["class_imbalance"]}
+    plain = _outcome("decision_threshold.fair.svm.p.s0", ["class_imbalance", "outliers"])
+    s = score([named, plain])
+    assert s.top1 == pytest.approx(0.5) and s.top3 == pytest.approx(0.5)
+    assert [r.case_id for r in failures([named, plain])["decision_threshold"]] == [
+        "decision_threshold.fair.svm.p.s0"]
+    assert rank_of(["outliers", "class_imbalance", "decision_threshold"],
+                   ("decision_threshold", "class_imbalance")) == 2
 
 
 # --------------------------------------------------------------------------- calibration

@@ -47,7 +47,8 @@ def _rows(outcomes: list[CaseOutcome]) -> tuple[np.ndarray, np.ndarray]:
             continue
         for f in o.findings:
             X.append(feature_vector(f))
-            y.append(1 if f["category"] in o.expected else 0)
+            named = {n for e in o.expected for n in o.names(e)}
+            y.append(1 if f["category"] in named else 0)
     return np.asarray(X, float), np.asarray(y, int)
 
 

@@ -378,6 +378,32 @@ HARM_REQUIRED_V1: dict[str, tuple[str, float]] = {
        if k not in ("class_imbalance", "prediction_drift")},
     "poor_calibration": ("ece", 0.05),
 }
+#: planted categories that, measured, can also be another category (category -> the
+#: other): on a binary task the decision_threshold injector (a low positive rate with the
+#: default threshold) and the class_imbalance injector (one class made rare) plant one
+#: mechanism, and the same workflow can meet both categories' bars in
+#: :data:`HARM_REQUIRED` (a threshold that would gain F1 *and* balanced accuracy below
+#: the clean twin's). Such a case is, by the corpus's own definitions, both bugs, and a
+#: diagnosis naming either names it (corpus definition v3, decided at stop 31 before
+#: scoring; ``corpus_split.py score --definition v2`` scores without it).
+SAME_MECHANISM: dict[str, str] = {
+    "decision_threshold": "class_imbalance",
+    "class_imbalance": "decision_threshold",
+}
+
+
+def also_named(category: str, harm: dict[str, Any]) -> tuple[str, ...]:
+    """The other categories a diagnosis may name for planted ``category``: the category
+    of the same mechanism (:data:`SAME_MECHANISM`) where the recorded harm meets that
+    category's bar too; none otherwise."""
+    other = SAME_MECHANISM.get(category)
+    if other is None:
+        return ()
+    measure_name, threshold = HARM_REQUIRED[other]
+    value = harm.get(measure_name)
+    return (other,) if value is not None and value >= threshold else ()
+
+
 #: harm that must also stand out from sampling noise (category -> (z measure, minimum)):
 #: the disparity's groups are a random split of the test rows, so a gap of 0.05 between
 #: them arises by chance where the per-group scores are noisy (small groups, heavy-tailed

