@@ -93,3 +93,38 @@ def test_unseen_values_of_a_column_retyped_to_text_are_the_schema_change():
     assert any("unseen_categories" in e.detail for e in retyped[0].evidence)
     text_all_along = diagnose_with_rules(_retyped_crash_artifact("string")).findings
     assert text_all_along[0].category == "unseen_categories"
+
+
+# --- round 31: schema31 ---
+
+
+def test_schema31_a_dropped_date_column_does_not_hide_the_retyped_cause():
+    """A time-ordered evaluation frame carries its date column beside the model inputs;
+    the signature drops it, yet the crash counts every test date as 'unseen'. Only the
+    columns the model reads decide whether the unseen values are the retyped column's:
+    the schema change stays the cause, and the unseen-categories finding names the
+    model input, not the date."""
+    from deepfix_agents.rules._runtime import input_unseen_counts
+
+    artifact = _retyped_crash_artifact("double")
+    failure = artifact.runtime_failures[0].model_copy(update={
+        "given_columns": ["date", "a", "b"],
+        "given_types": {"date": "datetime64[us]", "a": "float64", "b": "object"},
+        "unseen_counts": {"date": 100, "b": 3},
+    })
+    assert input_unseen_counts(failure) == {"b": 3}
+    with_date = artifact.model_copy(update={"runtime_failures": [failure]})
+    findings = diagnose_with_rules(with_date).findings
+    assert findings[0].category == "schema_mismatch"
+    assert "unseen_categories" not in [f.category for f in findings]
+    # without a signature every count stays: nothing says which columns the model reads
+    unsigned = failure.model_copy(update={"expected_columns": []})
+    assert input_unseen_counts(unsigned) == {"date": 100, "b": 3}
+    # a column that was text in the signature too keeps its own finding, named by input
+    text = _retyped_crash_artifact("string")
+    text_failure = text.runtime_failures[0].model_copy(update={
+        "given_columns": ["date", "a", "b"], "unseen_counts": {"date": 100, "b": 3}})
+    text_findings = diagnose_with_rules(
+        text.model_copy(update={"runtime_failures": [text_failure]})).findings
+    assert text_findings[0].category == "unseen_categories"
+    assert "'b'" in text_findings[0].title

@@ -47,6 +47,18 @@ _NUMERIC_TYPES = ("double", "float", "long", "integer")
 _TEXT_DTYPES = ("object", "str", "string", "category")
 
 
+def input_unseen_counts(failure: RuntimeFailure) -> dict[str, int]:
+    """The crash's unseen-value counts for the columns the model reads: with a known
+    signature (``expected_columns``), a column handed over but not in it (a date or id
+    column the signature drops before predict) cannot have caused the crash, and a
+    time-ordered split makes every test date "unseen"; without one, all counts."""
+    counts = failure.unseen_counts
+    if not failure.expected_columns:
+        return dict(counts)
+    expected = set(failure.expected_columns)
+    return {c: n for c, n in counts.items() if c in expected}
+
+
 def retyped_columns(failure: RuntimeFailure) -> list[str]:
     """Columns the model's signature declares numeric that arrive as text."""
     return [

@@ -10,16 +10,19 @@ from deepfix_agents.rules._runtime import (
     crash_score,
     crashes_for,
     missing_columns,
+    input_unseen_counts,
     retyped_columns,
 )
 
 
 def retyped_crash(failure) -> bool:
     """A crash on \"unseen categories\" that all sit in columns retyped from numbers to
-    text: the changed schema made the values new."""
-    return bool(failure.unseen_counts) and set(failure.unseen_counts) <= set(
-        retyped_columns(failure)
-    )
+    text: the changed schema made the values new. Only the model's input columns count
+    (:func:`input_unseen_counts`): a date column handed over beside them, which the
+    signature drops, is always \"new\" on a time-ordered split and says nothing about
+    why the model crashed."""
+    unseen = input_unseen_counts(failure)
+    return bool(unseen) and set(unseen) <= set(retyped_columns(failure))
 
 
 @register_rule

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
+from deepfix_agents.rules._runtime import (
+    crash_detail,
+    crash_score,
+    crashes_for,
+    input_unseen_counts,
+)
 
 #: share of test rows holding a category never seen in train (worst feature) -> score
 CATEGORY_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8), (0.8, 0.9))
@@ -105,7 +110,9 @@ class UnseenCategories(Rule):
         """The model (e.g. a OneHotEncoder with handle_unknown='error') crashed on a
         category it never saw in training."""
         for failure in crashes_for(artifact, self.id):
-            counts = failure.unseen_counts
+            # the model's input columns only: a date column the signature drops is
+            # "unseen" on every time-ordered split but did not crash the model
+            counts = input_unseen_counts(failure) or failure.unseen_counts
             column = max(counts, key=lambda c: (counts[c], c)) if counts else None
             yield self.signal(
                 "runtime",
