@@ -2626,3 +2626,35 @@ def test_drift29_stuck_columns_explain_the_chance_coincidences_they_leave():
     # conflicts are no chance coincidence, so they stay findings of their own
     fine = case(stuck, n_unique=(400, 500))
     assert not {"conflicting_labels", "train_test_overlap"} & set(rule.explains_for(fine))
+
+
+# --- round 31: schema31 ---
+
+
+def test_schema31_joint_nudge_where_predictions_outran_moved_outcomes():
+    """A later period of a series moves its outcomes on their own (positives 40% ->
+    60%), and inputs that follow them (lags, seasons) are the outcomes' shift: no joint
+    nudge. When the model's predicted positives moved further (40% -> 80%, 0.2 beyond
+    the true move, against a noise margin of 0.04 at 1200/400 rows), the inputs moved
+    on their own too: the four features' joint shift is prediction drift's again."""
+    from deepfix_agents.rules.prediction_drift import joint_nudge, outran_outcomes
+
+    moved_labels = {"0": 0.4, "1": 0.6}
+
+    def case(predicted_positives):
+        data = _nudged([0.45, 0.45, 0.45, 0.45], test_labels=moved_labels)
+        perf = modified(
+            data.performance,
+            train_prediction_distribution={"0": 0.6, "1": 0.4},
+            prediction_distribution={"0": 1.0 - predicted_positives, "1": predicted_positives},
+        )
+        return data.model_copy(update={"performance": perf})
+
+    followed = case(0.6)  # the predictions moved with the outcomes, no further
+    assert not outran_outcomes(followed) and joint_nudge(followed) is None
+    outran = case(0.8)
+    assert outran_outcomes(outran)
+    nudge = joint_nudge(outran)
+    assert nudge is not None and nudge["n_moved"] == 4
+    _, _, signals = assess("prediction_drift", outran)
+    assert [s for s in signals if s.facts.get("kind") == "joint"]

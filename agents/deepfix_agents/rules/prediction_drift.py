@@ -14,7 +14,8 @@ When the outputs move unjustified, the drifting features are the mechanism and t
 finding the harm, so ``explains`` lists ``feature_drift`` (and feature drift lists this
 rule): the reasoner keeps whichever of the two ranks higher and folds the other into it.
 Many small nudges are recognised on the inputs too (:func:`joint_nudge`): several
-features each moved a little, none far, the labels unmoved. No single feature explains
+features each moved a little, none far, the labels unmoved (or the predictions moved
+beyond them, beyond noise). No single feature explains
 them, so this rule names their joint shift (measured by its importance-weighted length
 and Deepchecks' domain classifier) even when the predicted shares barely moved.
 Shifted outputs also make test-only symptoms: a share of one class far from its true
@@ -111,7 +112,9 @@ def joint_nudge(artifact) -> dict | None:
     stands out. None unless at least ``JOINT_MIN_FEATURES`` features moved beyond noise
     (``numeric_shift``'s significant location) and none moved by a large effect
     (``NUDGE_SD``), changed its spread 2x or more, or changed its category shares, and
-    unless the outcomes stayed put (inputs that follow moved labels are label drift).
+    unless the outcomes stayed put (inputs that follow moved labels are label drift) or
+    the model's predictions moved beyond them by more than noise (:func:`outran_outcomes`:
+    a later period of a series whose inputs moved further than its outcomes).
 
     ``joint`` is the length of the moved features' shift vector in training standard
     deviations, each shift counted as far as it is beyond noise and weighted by how much
@@ -131,7 +134,12 @@ def joint_nudge(artifact) -> dict | None:
     label_noise = math.sqrt(1.0 / n_train + 1.0 / n_test)
     if artifact.task != "regression":
         label_noise *= 0.5
-    if label_shift is None or label_shift > 2.0 * label_noise:
+    if label_shift is None:
+        return None
+    if label_shift > 2.0 * label_noise and not outran_outcomes(artifact):
+        # inputs that follow moved outcomes (a later period of a series) are the
+        # outcomes' shift; only predictions that moved beyond it, by more than their
+        # noise, say the inputs moved on their own as well
         return None
     skipped = _skipped_columns(artifact)
     se = math.sqrt(1.0 / max(n_train, 1) + 1.0 / max(n_test, 1))
@@ -248,6 +256,16 @@ def _residual_shift_se(artifact, n_train: float, n_test: float, train_std: float
     return math.sqrt(rmse_train**2 / n_train + rmse_test**2 / n_test) / train_std
 
 
+def outran_outcomes(artifact) -> bool:
+    """Whether the model's predictions moved beyond what the move of the outcomes
+    justifies by more than that difference's noise (:func:`_own`'s margin): on a
+    time-ordered split the outcomes of the test period move on their own, and inputs
+    (lags of the target, seasons) that merely follow them move the predictions no
+    further; predictions that outran them were moved by the inputs themselves."""
+    own = _own(artifact)
+    return own is not None and own["unjustified"] > own["margin"]
+
+
 def _own(artifact) -> dict | None:
     """Unjustified shift of the predictions from our own statistics, with its score."""
     performance = artifact.performance
@@ -264,14 +282,15 @@ def _own(artifact) -> dict | None:
         truth = (
             artifact.dataset.test.label_stats["mean"] - artifact.dataset.train.label_stats["mean"]
         ) / train_std
-        unexplained = unjustified_move(moved, truth) - 3.0 * _residual_shift_se(
-            artifact, n_train, n_test, train_std
-        )
+        unjustified = unjustified_move(moved, truth)
+        margin = 3.0 * _residual_shift_se(artifact, n_train, n_test, train_std)
         return {
-            "score": interp(unexplained, MEAN_SCORE),
+            "score": interp(unjustified - margin, MEAN_SCORE),
             "kind": "mean",
             "moved": moved,
             "truth": truth,
+            "unjustified": unjustified,
+            "margin": margin,
         }
     before, after = performance.train_prediction_distribution, performance.prediction_distribution
     if not before or not after:
@@ -295,6 +314,8 @@ def _own(artifact) -> dict | None:
     return {
         "score": interp(excess - noise, SHARE_SCORE),
         "kind": "share",
+        "unjustified": excess,
+        "margin": noise,
         "label": key,
         "predicted_before": before.get(key, 0.0),
         "predicted_after": after.get(key, 0.0),
@@ -350,7 +371,7 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "label shift justifies: 0.1 -> 0.2, 0.25 -> 0.5, 0.4 -> 0.7, 0.6 -> 0.85; capped at "
         "our own score + 0.1 when we have one. A joint shift (2 or more numeric features "
         "moved beyond noise, none by 0.8 training stds or more, no spread doubled, no "
-        "category shares moved, the outcomes unmoved): the length of the importance-weighted"
+        "category shares moved, the outcomes unmoved, or moved less than the predictions by more than the noise margin above): the length of the importance-weighted"
         " shift vector on feature drift's location scale (0.5 -> 0.35, 1 -> 0.55, 2 -> "
         "0.75), each shift counted as far as it is beyond noise or, when the features' "
         "squared shift z-scores sum beyond a chi-square's 1 % quantile, the squared length "
@@ -374,7 +395,7 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         own = _own(artifact)
         if own is None or own["score"] <= 0:
             return
-        facts = {k: v for k, v in own.items() if k != "score"}
+        facts = {k: v for k, v in own.items() if k not in ("score", "unjustified", "margin")}
         if own["kind"] == "share":
             detail = (
                 f"the model predicts {own['label']!r} for {pct(own['predicted_before'])} of train "
