@@ -170,3 +170,35 @@ def test_unmeasured_tail_keeps_its_estimate():
     separated = _finding(2.3, ())
     assert natural.severity == separated.severity
     assert natural.confidence == pytest.approx(separated.confidence)
+
+
+# --- round 31: outl31 ---
+
+
+def _worse_rows():
+    """Test rows beyond the fences predicted worse than the rest (0.81 vs 0.37 error, 4.9
+    noise units), a refit with them imputed that gains nothing, a model at chance: what
+    a collapsed model shows on a natural tail whose rows mostly hold the other class."""
+    return (
+        chance(0.378, 0.378),
+        _imputed(0.378, 0.378),
+        Intervention(kind="affected_rows", category="outliers", target="towns",
+                     metric="error_rate", score_before=0.366, score_after=0.81, noise=0.09,
+                     n_rows=21),
+    )
+
+
+def test_outl31_worse_rows_of_a_natural_tail_are_no_harm_of_the_values():
+    # rows picked by a genuine (continuous) tail differ from the rest in their labels, so
+    # their excess error compares cases; only the refit could show the values' harm
+    natural = _finding(0.32, _worse_rows())
+    assert natural.severity == "low"
+    assert any("compares cases" in e.detail for e in natural.evidence)
+    # the same rows behind a separate cluster (a unit error or a code hits rows at random)
+    # stay harm of the values
+    separated = _finding(2.3, _worse_rows())
+    assert separated.severity in ("medium", "high", "critical")
+    # a gap that was not measured is not a natural tail: the rows still count
+    assert _finding(None, _worse_rows()).severity == separated.severity
+    # and a refit gain on a continuous tail is still harm
+    assert _finding(0.32, _harmful()).severity in ("high", "critical")

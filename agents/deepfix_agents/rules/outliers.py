@@ -137,7 +137,9 @@ def measured_harm(artifact):
     :data:`NOISE_UNITS` noise units and the refitted model has skill over chance to take
     a share of; a refit that stays within noise of chance (or below it) shows a real
     gain without a skill to measure it against (a share of ~0 blows up), so the gain
-    counts like worse affected rows: harmful, at the floor share."""
+    counts like worse affected rows: harmful, at the floor share. Worse affected rows
+    count only when the rows were picked by a corruption, not by a natural tail's
+    genuine values (:func:`selected_by_value`)."""
     clip = artifact.intervention("impute_outliers")
     rows = artifact.intervention("affected_rows")
     if clip is not None and clip.change is None:
@@ -153,10 +155,34 @@ def measured_harm(artifact):
         gain_share, harmful = clip.change / (clip.score_after - _chance_floor(chance)), True
     elif clip is not None and beyond_noise(clip):
         gain_share, harmful = UNSIZED_SHARE, True
-    if rows is not None and beyond_noise(rows):
+    if rows is not None and beyond_noise(rows) and not selected_by_value(artifact, rows):
         harmful = True
         gain_share = max(gain_share, UNSIZED_SHARE)
     return clip, rows, harmful, gain_share, sized
+
+
+def selected_by_value(artifact, rows) -> bool:
+    """Whether the affected-rows comparison picks its rows by a genuine value rather than
+    by a corruption: every column it flags (``rows.target``, in either split) continues
+    the bulk on the log scale (:func:`continuous_tail`: no separate cluster as a unit
+    error or a code leaves). The comparison uses the model's own predictions, no
+    counterfactual. Rows hit by a unit error or a code are ordinary rows with a corrupted
+    value, picked at random with respect to the label, so their excess error is the
+    values' doing. Rows in a natural heavy tail are other cases (the days of heavy rain),
+    picked by a value that relates to the label; a model failure that is no fault of the
+    values (a collapsed model, a shifted threshold, a missing scaler) errs on them more
+    simply because their labels differ from the rest's. Their excess error then compares
+    cases, not the values' effect, and only the impute-and-refit (which removes the
+    values and keeps the rows) can show harm."""
+    names = set(rows.target.split(","))
+    columns = [
+        c
+        for split in (artifact.dataset.train, artifact.dataset.test)
+        if split is not None
+        for c in split.columns
+        if c.name in names and (c.outlier_fraction or 0) > 0
+    ]
+    return continuous_tail(columns)
 
 
 def harmless_by_both(artifact) -> bool:
@@ -254,7 +280,11 @@ class Outliers(Rule):
         "replaces the share-and-extremeness estimate (up or down). A gain for a model that "
         "stays within 2 noise units of chance after the refit has no skill to take a share "
         "of: like test rows with extreme values predicted worse, it counts as 5% (0.45) and "
-        "the estimate from the values still applies. When both measurements were taken (at "
+        "the estimate from the values still applies. Worse test rows count as harm only "
+        "when the flagged values stand apart from the rest (a unit error or a code hits "
+        "rows regardless of their label); rows of a continuous natural tail are other "
+        "cases whose labels differ too, so there only the refit can show harm. When both "
+        "measurements were taken (at "
         "least 10 test rows hold extreme values) and neither shows harm, the statistics' "
         "signals themselves carry the 0.35 cap, and when moreover the flagged values "
         "continue the bulk on the log scale (no empty gap of a factor 10 or more between "
@@ -403,8 +433,12 @@ class Outliers(Rule):
                 f"test rows with extreme values have {rows.metric.replace('_', ' ')} "
                 f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest "
                 f"({rows.n_rows} rows; noise {rows.noise or 0:.3f})"
-                + (": they are predicted worse" if beyond_noise(rows)
-                   else ": they are predicted as well as the rest")
+                + (": they are predicted as well as the rest" if not beyond_noise(rows)
+                   else ": they are predicted worse, but their values continue the bulk (a "
+                   "natural tail: rows picked by a genuine value differ from the rest in "
+                   "their labels too, so this compares cases, not the values' effect)"
+                   if selected_by_value(artifact, rows)
+                   else ": they are predicted worse")
             )
         if clip is not None:
             parts.append(
