@@ -2626,3 +2626,62 @@ def test_drift29_stuck_columns_explain_the_chance_coincidences_they_leave():
     # conflicts are no chance coincidence, so they stay findings of their own
     fine = case(stuck, n_unique=(400, 500))
     assert not {"conflicting_labels", "train_test_overlap"} & set(rule.explains_for(fine))
+
+
+# --- round 31: seg31 ---
+
+
+def _cars_like(seg_mae, seg_baseline=4.755):
+    """An Auto-MPG-like test split of 120 rows: 4-cylinder cars (65 rows, MPG spread
+    wide: constant-guess error ``seg_baseline``) next to 6- and 8-cylinder cars served
+    with errors of 0.63 and 0.67 of their own constant-guess errors."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test = 120
+    rows = {"4": (65, seg_mae, seg_baseline), "6": (24, 1.243, 1.983), "8": (29, 0.952, 1.431)}
+    overall = (sum(n * e for n, e, _ in rows.values()) + 2 * 1.5) / n_test
+    segments = [
+        SegmentScore(feature="Cylinders", value=v, share=n / n_test, n_rows=n, error=e,
+                     overall_error=overall, baseline_error=b, overall_baseline_error=6.66)
+        for v, (n, e, b) in rows.items()
+    ]
+    perf = modified(HEALTHY_PERF, segments=segments,
+                    scores={"test": {"rmse": 3.05, "mae": overall, "r2": 0.85}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_seg31_harder_regression_segment_is_no_weak_segment():
+    """The 4-cylinder cars' MAE (2.885) is more than twice the other rows' (z > 4 against
+    them), but their MPG spreads far wider: at 0.61 of their own constant-guess error the
+    model serves them as well as the other cylinder counts (0.65). Comparable rows would
+    have that error, so no finding of medium or more."""
+    from deepfix_agents.rules.weak_segment import comparable_error
+
+    data = _cars_like(2.885)
+    seg = data.performance.segments[0]
+    assert comparable_error(seg, data.performance.segments) > 1.9  # the other rows: 1.2
+    severity, _, _ = assess("weak_segment", data)
+    assert severity in HEALTHY
+
+
+def test_seg31_failed_regression_segment_still_counts():
+    """The same segment with an error close to its own (shuffled-label-widened)
+    constant-guess error: well beyond what comparable rows would get, medium or more."""
+    severity, title, _ = assess("weak_segment", _cars_like(5.0, seg_baseline=5.3))
+    assert severity in ("medium", "high", "critical")
+    assert "Cylinders = '4'" in title
+
+
+def test_seg31_no_comparable_error_without_baselines_or_siblings():
+    """Artifacts without ``baseline_error`` (older caches) or a segment whose feature has
+    no other category listed keep the plain comparison with the other rows."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    from deepfix_agents.rules.weak_segment import comparable_error
+
+    lone = SegmentScore(feature="site", value="d", share=0.25, n_rows=90, error=0.5,
+                        overall_error=0.4, baseline_error=0.6, overall_baseline_error=0.6)
+    assert comparable_error(lone, [lone]) is None
+    old = SegmentScore(feature="site", value="d", share=0.25, n_rows=90, error=0.5,
+                       overall_error=0.4)
+    assert comparable_error(old, [old, lone]) is None
