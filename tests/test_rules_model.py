@@ -2685,3 +2685,25 @@ def test_seg31_no_comparable_error_without_baselines_or_siblings():
     old = SegmentScore(feature="site", value="d", share=0.25, n_rows=90, error=0.5,
                        overall_error=0.4)
     assert comparable_error(old, [old, lone]) is None
+
+
+def test_seg31_small_classification_segment_uses_the_exact_test():
+    """16 of 104 test rows hold 6 of the 7 errors (a penguin island whose labels are
+    shuffled): the normal approximation reads z 3.0, under the scan's bar; the exact
+    (hypergeometric) tail is z 4.0. On a large split the two agree."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    from deepfix_agents.rules.weak_segment import _z_error_exact, scan_z
+
+    small = SegmentScore(feature="island", value="T", share=16 / 104, n_rows=16,
+                         error=0.375, overall_error=7 / 104)
+    assert _z_error_exact(small, 104) > scan_z(6)
+    large = SegmentScore(feature="site", value="d", share=96 / 360, n_rows=96,
+                         error=0.448, overall_error=0.367)
+    assert abs(_z_error_exact(large, 360) - 1.89) < 0.2
+    # no excess, or every error in the segment with p below float range: finite
+    assert _z_error_exact(SegmentScore(feature="s", value="a", share=0.5, n_rows=50,
+                                       error=0.1, overall_error=0.2), 100) == 0.0
+    extreme = SegmentScore(feature="s", value="a", share=0.5, n_rows=500, error=1.0,
+                           overall_error=0.5)
+    assert _z_error_exact(extreme, 1000) > 10

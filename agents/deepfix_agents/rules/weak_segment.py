@@ -120,15 +120,6 @@ def more_segments(check, weakest: dict) -> list[dict]:
     return found
 
 
-def _z_error(seg, n_test: int) -> float:
-    """Two-proportion z-statistic: the segment's error rate against the other rows'."""
-    n_rest = max(n_test - seg.n_rows, 1)
-    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
-    rest = min(max(rest, 0.0), 1.0)
-    variance = seg.error * (1 - seg.error) / seg.n_rows + rest * (1 - rest) / n_rest
-    return (seg.error - rest) / math.sqrt(variance) if variance > 0 else 0.0
-
-
 def comparable_error(seg, segments) -> float | None:
     """What the model's mean absolute error on a regression segment would be if it served
     the segment as well as the other categories of the same feature, given how hard each
@@ -166,6 +157,39 @@ def comparable_error(seg, segments) -> float | None:
         1.0 / max(seg.n_rows, 1) + 2.0 / max(n_siblings, 1)
     )
     return seg.baseline_error * skill * max(1.0 - COMPARABLE_MARGIN * relative_noise, 0.0)
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _z_error_exact(seg, n_test: int) -> float:
+    """The z of the exact one-sided test (Fisher's, the hypergeometric upper tail) that
+    the segment holds at least its count of the test split's errors, were the errors
+    spread over the rows at random: p converted to the normal scale. The
+    two-proportion z this replaces leaned on a normal approximation that a small
+    segment of a small test split (6 errors in 16 rows against 1 in 88) breaks: its
+    variance estimate from the other rows' near-zero error rate is itself noise (z 3.0
+    there, exact 4.0)."""
+    n_seg = seg.n_rows
+    if n_test <= n_seg or n_seg <= 0:
+        return 0.0
+    errors = round(seg.overall_error * n_test)
+    hits = min(round(seg.error * n_seg), errors, n_seg)
+    if errors <= 0 or hits <= errors * n_seg / n_test:
+        return 0.0
+    # log-space terms: exact counts of a large test split overflow floats. Above the
+    # mean the terms only fall, so the sum stops once they no longer add anything.
+    log_total = _log_comb(n_test, n_seg)
+    first = _log_comb(errors, hits) + _log_comb(n_test - errors, n_seg - hits) - log_total
+    tail = 0.0
+    for k in range(hits, min(errors, n_seg) + 1):
+        log_term = _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
+        tail += math.exp(log_term - first)
+        if log_term - first < -40:
+            break
+    p = max(math.exp(first) * tail, 1e-300)
+    return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
 
 
 def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None) -> float:
@@ -259,8 +283,9 @@ class WeakSegment(Rule):
         " with the highest score (drop x size) counts. The same policy applies to every "
         "category of each categorical feature scored on test, with its own anchors (less "
         "selection bias than a range search): relative accuracy drop 0.1 -> 0.15, 0.2 -> 0.4, "
-        "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's error rate is >= 3 "
-        "standard errors above the other rows'; regression uses mean absolute error with "
+        "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's share of the test "
+        "errors is beyond chance at 3 standard errors (exact one-sided test of the "
+        "errors' hypergeometric spread over the rows, Fisher's); regression uses mean absolute error with "
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
         "RMSE and MAE), (segment - other rows) / segment undamped. A regression category "
@@ -333,7 +358,7 @@ class WeakSegment(Rule):
         for seg in artifact.performance.segments:
             if seg.error <= seg.overall_error:
                 continue
-            if artifact.task != "regression" and _z_error(seg, n_test) < min_z:
+            if artifact.task != "regression" and _z_error_exact(seg, n_test) < min_z:
                 continue
             significant = None
             if artifact.task == "regression":
