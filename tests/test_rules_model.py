@@ -2658,3 +2658,84 @@ def test_schema31_joint_nudge_where_predictions_outran_moved_outcomes():
     assert nudge is not None and nudge["n_moved"] == 4
     _, _, signals = assess("prediction_drift", outran)
     assert [s for s in signals if s.facts.get("kind") == "joint"]
+
+
+# --- round 31: seg31 ---
+
+
+def _cars_like(seg_mae, seg_baseline=4.755):
+    """An Auto-MPG-like test split of 120 rows: 4-cylinder cars (65 rows, MPG spread
+    wide: constant-guess error ``seg_baseline``) next to 6- and 8-cylinder cars served
+    with errors of 0.63 and 0.67 of their own constant-guess errors."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test = 120
+    rows = {"4": (65, seg_mae, seg_baseline), "6": (24, 1.243, 1.983), "8": (29, 0.952, 1.431)}
+    overall = (sum(n * e for n, e, _ in rows.values()) + 2 * 1.5) / n_test
+    segments = [
+        SegmentScore(feature="Cylinders", value=v, share=n / n_test, n_rows=n, error=e,
+                     overall_error=overall, baseline_error=b, overall_baseline_error=6.66)
+        for v, (n, e, b) in rows.items()
+    ]
+    perf = modified(HEALTHY_PERF, segments=segments,
+                    scores={"test": {"rmse": 3.05, "mae": overall, "r2": 0.85}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_seg31_harder_regression_segment_is_no_weak_segment():
+    """The 4-cylinder cars' MAE (2.885) is more than twice the other rows' (z > 4 against
+    them), but their MPG spreads far wider: at 0.61 of their own constant-guess error the
+    model serves them as well as the other cylinder counts (0.65). Comparable rows would
+    have that error, so no finding of medium or more."""
+    from deepfix_agents.rules.weak_segment import comparable_error
+
+    data = _cars_like(2.885)
+    seg = data.performance.segments[0]
+    assert comparable_error(seg, data.performance.segments) > 1.9  # the other rows: 1.2
+    severity, _, _ = assess("weak_segment", data)
+    assert severity in HEALTHY
+
+
+def test_seg31_failed_regression_segment_still_counts():
+    """The same segment with an error close to its own (shuffled-label-widened)
+    constant-guess error: well beyond what comparable rows would get, medium or more."""
+    severity, title, _ = assess("weak_segment", _cars_like(5.0, seg_baseline=5.3))
+    assert severity in ("medium", "high", "critical")
+    assert "Cylinders = '4'" in title
+
+
+def test_seg31_no_comparable_error_without_baselines_or_siblings():
+    """Artifacts without ``baseline_error`` (older caches) or a segment whose feature has
+    no other category listed keep the plain comparison with the other rows."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    from deepfix_agents.rules.weak_segment import comparable_error
+
+    lone = SegmentScore(feature="site", value="d", share=0.25, n_rows=90, error=0.5,
+                        overall_error=0.4, baseline_error=0.6, overall_baseline_error=0.6)
+    assert comparable_error(lone, [lone]) is None
+    old = SegmentScore(feature="site", value="d", share=0.25, n_rows=90, error=0.5,
+                       overall_error=0.4)
+    assert comparable_error(old, [old, lone]) is None
+
+
+def test_seg31_small_classification_segment_uses_the_exact_test():
+    """16 of 104 test rows hold 6 of the 7 errors (a penguin island whose labels are
+    shuffled): the normal approximation reads z 3.0, under the scan's bar; the exact
+    (hypergeometric) tail is z 4.0. On a large split the two agree."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    from deepfix_agents.rules.weak_segment import _z_error_exact, scan_z
+
+    small = SegmentScore(feature="island", value="T", share=16 / 104, n_rows=16,
+                         error=0.375, overall_error=7 / 104)
+    assert _z_error_exact(small, 104) > scan_z(6)
+    large = SegmentScore(feature="site", value="d", share=96 / 360, n_rows=96,
+                         error=0.448, overall_error=0.367)
+    assert abs(_z_error_exact(large, 360) - 1.89) < 0.2
+    # no excess, or every error in the segment with p below float range: finite
+    assert _z_error_exact(SegmentScore(feature="s", value="a", share=0.5, n_rows=50,
+                                       error=0.1, overall_error=0.2), 100) == 0.0
+    extreme = SegmentScore(feature="s", value="a", share=0.5, n_rows=500, error=1.0,
+                           overall_error=0.5)
+    assert _z_error_exact(extreme, 1000) > 10

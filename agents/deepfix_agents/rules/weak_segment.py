@@ -40,6 +40,12 @@ SMALL_SEGMENT_ROWS = 30
 #: ``mlflow_deepfix.testing.performance.MAX_SEGMENT_VALUES``, mirrored so the rules read
 #: typed artifact data only (a test pins the two equal)
 MAX_SCANNED_VALUES = 20
+#: standard errors of noise taken off a segment's expected error from comparable rows
+#: (:func:`comparable_error`) before it counts: the usual two-sided 95% margin
+COMPARABLE_MARGIN = 2.0
+#: coefficient of variation of absolute deviations from a normal sample (half-normal:
+#: sqrt(pi/2 - 1))
+HALF_NORMAL_CV = math.sqrt(math.pi / 2 - 1)
 
 _MESSAGE = re.compile(
     r"segment with (?P<metric>.+?) of (?P<weak>-?[\d.]+(?:e-?\d+)?) in comparison to an average "
@@ -114,21 +120,87 @@ def more_segments(check, weakest: dict) -> list[dict]:
     return found
 
 
-def _z_error(seg, n_test: int) -> float:
-    """Two-proportion z-statistic: the segment's error rate against the other rows'."""
-    n_rest = max(n_test - seg.n_rows, 1)
-    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
-    rest = min(max(rest, 0.0), 1.0)
-    variance = seg.error * (1 - seg.error) / seg.n_rows + rest * (1 - rest) / n_rest
-    return (seg.error - rest) / math.sqrt(variance) if variance > 0 else 0.0
+def comparable_error(seg, segments) -> float | None:
+    """What the model's mean absolute error on a regression segment would be if it served
+    the segment as well as the other categories of the same feature, given how hard each
+    is to predict; a lower bound, less its noise. None without both measurements.
+
+    A segment's errors are large either because the model fails it or because its
+    targets spread wider (the high-MPG cars of a cylinder count, whose MPG spreads far
+    more than the 8-cylinder cars'). The sibling categories' skill, sum(n*error) /
+    sum(n*baseline) with ``baseline_error`` the best constant guess within each, times
+    the segment's own baseline is the error comparable rows would have. Compared with
+    the other rows' plain mean error, it does not count a harder segment as a failing
+    one. The other rows' own baseline cannot stand in: pooled across categories it holds
+    the between-category spread that the model explains easily. Both ratios are
+    estimated from few rows: the absolute deviations of a normal sample spread at
+    0.755 of their mean (half-normal), so the relative noise of a mean of n of them is
+    0.755/sqrt(n); the expectation counts only beyond ``COMPARABLE_MARGIN`` of those
+    standard errors (the segment's baseline, and the siblings' error and baseline), so
+    a planted segment, whose baseline the shuffled labels widen, is not explained away
+    by its own noise.
+    """
+    if not seg.baseline_error or seg.baseline_error <= 0:
+        return None
+    siblings = [
+        s
+        for s in segments
+        if s.feature == seg.feature and s.value != seg.value and (s.baseline_error or 0) > 0
+    ]
+    if not siblings:
+        return None
+    n_siblings = sum(s.n_rows for s in siblings)
+    skill = sum(s.n_rows * s.error for s in siblings) / sum(
+        s.n_rows * s.baseline_error for s in siblings
+    )
+    relative_noise = HALF_NORMAL_CV * math.sqrt(
+        1.0 / max(seg.n_rows, 1) + 2.0 / max(n_siblings, 1)
+    )
+    return seg.baseline_error * skill * max(1.0 - COMPARABLE_MARGIN * relative_noise, 0.0)
 
 
-def _z_abs_error(seg, n_test: int, spread: float) -> float:
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _z_error_exact(seg, n_test: int) -> float:
+    """The z of the exact one-sided test (Fisher's, the hypergeometric upper tail) that
+    the segment holds at least its count of the test split's errors, were the errors
+    spread over the rows at random: p converted to the normal scale. The
+    two-proportion z this replaces leaned on a normal approximation that a small
+    segment of a small test split (6 errors in 16 rows against 1 in 88) breaks: its
+    variance estimate from the other rows' near-zero error rate is itself noise (z 3.0
+    there, exact 4.0)."""
+    n_seg = seg.n_rows
+    if n_test <= n_seg or n_seg <= 0:
+        return 0.0
+    errors = round(seg.overall_error * n_test)
+    hits = min(round(seg.error * n_seg), errors, n_seg)
+    if errors <= 0 or hits <= errors * n_seg / n_test:
+        return 0.0
+    # log-space terms: exact counts of a large test split overflow floats. Above the
+    # mean the terms only fall, so the sum stops once they no longer add anything.
+    log_total = _log_comb(n_test, n_seg)
+    first = _log_comb(errors, hits) + _log_comb(n_test - errors, n_seg - hits) - log_total
+    tail = 0.0
+    for k in range(hits, min(errors, n_seg) + 1):
+        log_term = _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
+        tail += math.exp(log_term - first)
+        if log_term - first < -40:
+            break
+    p = max(math.exp(first) * tail, 1e-300)
+    return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
+
+
+def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None) -> float:
     """Two-sample z-statistic of a regression segment's mean absolute error against the
     other rows', with ``spread`` the standard deviation of the absolute errors over all
-    test rows (the pooled spread under 'no difference')."""
+    test rows (the pooled spread under 'no difference'). With ``expected`` (the error
+    comparable rows would have, :func:`comparable_error`), the excess is counted over
+    whichever of the two is larger."""
     n_rest = max(n_test - seg.n_rows, 1)
     rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
+    rest = max(rest, expected or 0.0)
     se = spread * math.sqrt(1.0 / max(seg.n_rows, 1) + 1.0 / n_rest)
     return (seg.error - rest) / se if se > 0 else 0.0
 
@@ -211,11 +283,17 @@ class WeakSegment(Rule):
         " with the highest score (drop x size) counts. The same policy applies to every "
         "category of each categorical feature scored on test, with its own anchors (less "
         "selection bias than a range search): relative accuracy drop 0.1 -> 0.15, 0.2 -> 0.4, "
-        "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's error rate is >= 3 "
-        "standard errors above the other rows'; regression uses mean absolute error with "
+        "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's share of the test "
+        "errors is beyond chance at 3 standard errors (exact one-sided test of the "
+        "errors' hypergeometric spread over the rows, Fisher's); regression uses mean absolute error with "
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
-        "RMSE and MAE), (segment - other rows) / segment undamped. A category of fewer than 30 "
+        "RMSE and MAE), (segment - other rows) / segment undamped. A regression category "
+        "is compared with what comparable rows would get, when that is higher than the "
+        "other rows' error: its own constant-guess error times the model's error per unit"
+        " of constant-guess error on the feature's other categories, less 2 standard "
+        "errors of noise (a segment whose targets spread wider is harder, not failed). "
+        "A category of fewer than 30 "
         "test rows counts only when significant (>= 3 standard errors); a searched box of "
         "fewer than 30 test rows is at most low (0.39). The per-category scan compares every "
         "category of every categorical feature with the rest (m - 1 contrasts for a feature "
@@ -280,7 +358,7 @@ class WeakSegment(Rule):
         for seg in artifact.performance.segments:
             if seg.error <= seg.overall_error:
                 continue
-            if artifact.task != "regression" and _z_error(seg, n_test) < min_z:
+            if artifact.task != "regression" and _z_error_exact(seg, n_test) < min_z:
                 continue
             significant = None
             if artifact.task == "regression":
@@ -290,7 +368,8 @@ class WeakSegment(Rule):
                     "metric": "mean absolute error",
                     "drop": (seg.error - seg.overall_error) / seg.error,
                 }
-                z = _z_abs_error(seg, n_test, spread) if spread else 0.0
+                expected = comparable_error(seg, artifact.performance.segments)
+                z = _z_abs_error(seg, n_test, spread, expected) if spread else 0.0
                 if seg.n_rows < SMALL_SEGMENT_ROWS and z < min_z:
                     continue
                 if z >= min_z:
@@ -300,6 +379,7 @@ class WeakSegment(Rule):
                     rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(
                         n_test - seg.n_rows, 1
                     )
+                    rest = max(rest, expected or 0.0)
                     significant = (seg.error - rest) / seg.error
                     segment.update(z=round(z, 2), rest=rest)
             else:
