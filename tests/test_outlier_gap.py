@@ -115,14 +115,15 @@ def _imputed(before, after):
                         n_rows=300, model_used="clone")
 
 
+def _affected_rows(rest, flagged, noise, n_rows):
+    """Test error on the rows beyond the fences (``flagged``) vs the rest."""
+    return Intervention(kind="affected_rows", category="outliers", target="towns",
+                        metric="error_rate", score_before=rest, score_after=flagged,
+                        noise=noise, n_rows=n_rows)
+
+
 def _harmless():
-    return (
-        chance(0.83, 0.5),
-        _imputed(0.83, 0.832),
-        Intervention(kind="affected_rows", category="outliers", target="towns",
-                     metric="error_rate", score_before=0.17, score_after=0.16, noise=0.07,
-                     n_rows=31),
-    )
+    return chance(0.83, 0.5), _imputed(0.83, 0.832), _affected_rows(0.17, 0.16, 0.07, 31)
 
 
 def _harmful():
@@ -179,13 +180,7 @@ def _worse_rows():
     """Test rows beyond the fences predicted worse than the rest (0.81 vs 0.37 error, 4.9
     noise units), a refit with them imputed that gains nothing, a model at chance: what
     a collapsed model shows on a natural tail whose rows mostly hold the other class."""
-    return (
-        chance(0.378, 0.378),
-        _imputed(0.378, 0.378),
-        Intervention(kind="affected_rows", category="outliers", target="towns",
-                     metric="error_rate", score_before=0.366, score_after=0.81, noise=0.09,
-                     n_rows=21),
-    )
+    return chance(0.378, 0.378), _imputed(0.378, 0.378), _affected_rows(0.366, 0.81, 0.09, 21)
 
 
 def test_outl31_worse_rows_of_a_natural_tail_are_no_harm_of_the_values():
