@@ -1259,3 +1259,30 @@ def test_missing_rows_need_enough_rows_on_each_side():
         dataset=dataset, adapter=Adapter(model), seed=0,
     )
     assert not [i for i in found if i.kind == "missing_rows"]
+
+
+# --- round 31: tb31 ---
+
+
+def test_tb31_a_code_explains_outliers_only_in_its_own_column():
+    """A harmful 0 code in ``a`` (imputing it gains well beyond noise) explains the
+    outlier statistics only where they see it: when the extreme values sit in ``b``
+    (x1000 unit errors) they are a second bug, and the outlier finding is not folded
+    into the missing-value finding; when the code's own column is the only one with
+    extreme values (a -999 code), it still is."""
+    rule = RULES.get("missing_values")()
+
+    def case(extreme_column):
+        cols = [col(f, outlier_fraction=0.05 if f == extreme_column else 0.0) for f in "abcd"]
+        return with_interventions(
+            artifact(task="regression", train_cols=cols, test_cols=[col(f) for f in "abcd"]),
+            chance(0.4, 0.0, metric="r2"), _sentinel(0.08, gap=0.0),
+        )
+
+    assert "outliers" not in rule.explains_for(case("b"))
+    assert "outliers" in rule.explains_for(case("a"))
+    # no column flagged: the outlier finding rests on other evidence, folded as before
+    assert "outliers" in rule.explains_for(case(None))
+    # no harmful code: nothing to explain
+    plain = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=0.0))
+    assert "outliers" not in rule.explains_for(plain)

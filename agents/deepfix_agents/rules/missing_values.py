@@ -162,7 +162,8 @@ class MissingValues(Rule):
         "at most half the column: a majority value is the column's baseline): the larger of the "
         "share's score + 0.1 and the gain as a share of the model's skill over chance (0 -> "
         "0.3, 5% -> 0.45, 15% -> 0.65, 30% -> 0.85); it then explains the outliers such a "
-        "code (-999) makes. A spike without measured harm is reported from its share alone "
+        "code (-999) makes in its own column (extreme values in a column without a code are "
+        "another bug and keep their own finding). A spike without measured harm is reported from its share alone "
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
         "the range that imputing does not help (a real zero) is not. A spike found only by the "
@@ -306,8 +307,26 @@ class MissingValues(Rule):
             )
 
     def explains_for(self, artifact):
-        """A measured sentinel code (-999) is also what the outlier statistics see."""
-        if harmful_sentinels(artifact):
+        """A measured sentinel code (-999) is also what the outlier statistics see, but
+        only in its own column: a code in one column cannot put extreme values in
+        another. Outliers in columns that hold no harmful code (unit errors in
+        ``body_mass_g`` next to a 0 code in ``flipper_length_mm``) are a second,
+        independent bug and keep their own finding. A code inside the range of its
+        column's other values (a 30% spike of 0 stretches the quartiles to include it)
+        is not flagged by the outlier statistics at all; with no column flagged the
+        outlier finding rests on other evidence the code may make (a model-based check),
+        and is folded as before."""
+        coded = {t[0] for t in harmful_sentinels(artifact)}
+        if not coded:
+            return self.explains
+        extreme = {
+            c.name
+            for split in (artifact.dataset.train, artifact.dataset.test)
+            if split is not None
+            for c in split.columns
+            if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
+        }
+        if extreme <= coded:
             return (*self.explains, "outliers")
         return self.explains
 
