@@ -2739,3 +2739,31 @@ def test_seg31_small_classification_segment_uses_the_exact_test():
     extreme = SegmentScore(feature="s", value="a", share=0.5, n_rows=500, error=1.0,
                            overall_error=0.5)
     assert _z_error_exact(extreme, 1000) > 10
+
+
+# --- round 31: unu31 ---
+
+
+def test_unu31_regression_tree_whose_best_predictor_moves_no_prediction_is_low():
+    """A boosted regressor's predictions are continuous: any split it ever made on a
+    column moves some prediction when that column is shuffled. Shuffling the best single
+    predictor ('a', 0.9; the strongest feature read is 'b', 0.5) moving none of them is a
+    direct measurement that the served model never reads it (a pipeline that drops it),
+    even when no baseline beats the model: low (SHUFFLE_ONLY_SCORE), no measured harm. A
+    classifier's unchanged score is no such proof (predictions can move without changing
+    a score on a few dozen rows), so it keeps the ladder gate."""
+    rule = RULES.get("unused_features")()
+    data = _ignored("sklearn.ensemble.HistGradientBoostingRegressor", 0.7)
+    regression = data.model_copy(update={"task": "regression"})
+    assert [s.score for s in rule.detect("intervention", regression)] == [0.35]
+    assert list(rule.detect("intervention", data)) == []
+    # the ladder beating it still makes it the measured harm
+    beaten = _ignored("sklearn.ensemble.HistGradientBoostingRegressor", 0.88)
+    assert [s.score for s in rule.detect("intervention",
+                                         beaten.model_copy(update={"task": "regression"}))] == [0.55]
+    # not the best single predictor: a tree may pass over a redundant feature
+    weaker = regression.model_copy(update={"dataset": regression.dataset.model_copy(update={
+        "train": regression.dataset.train.model_copy(update={"columns": [
+            c.model_copy(update={"target_association": 0.95}) if c.name == "d" else c
+            for c in regression.dataset.train.columns]})})})
+    assert list(rule.detect("intervention", weaker)) == []

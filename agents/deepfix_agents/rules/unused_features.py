@@ -235,7 +235,11 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
     column is shuffled. (feature, association, how it was seen). A sparse learner (see
     :func:`sparse_learner`) may skip a redundant feature by design: for it, a feature
     counts only when it is the best single predictor of the label (what a greedy split
-    takes first) and a simple baseline that sees every feature beats the model."""
+    takes first), and either a simple baseline that sees every feature beats the model or
+    the task is a regression whose predictions did not move at all when it was shuffled
+    (continuous outputs: a column split on even once moves some prediction, so that is a
+    direct measurement that the column never reaches the model; a classifier's unchanged
+    score on a few dozen rows is not)."""
     train = artifact.dataset.train
     if train is None or _constant_predictions(artifact):
         return []
@@ -271,7 +275,13 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
             default=0.0,
         )
         found = {k: v for k, v in found.items() if v[1] >= best - BEST_PREDICTOR_SLACK}
-        if not found or _ladder_beats_model(artifact) is None:
+        if _ladder_beats_model(artifact) is None:
+            # no measured cost: only the shuffle's direct measurement stands, when no
+            # prediction at all moves (a continuous output: every split the model ever
+            # made on the column would move one), and it stays low (SHUFFLE_ONLY_SCORE)
+            found = {k: v for k, v in found.items()
+                     if v[2] == SHUFFLE_UNREAD and artifact.task == "regression"}
+        if not found:
             return []
     return sorted(found.values(), key=lambda t: (-t[1], t[0]))
 
@@ -360,7 +370,10 @@ class UnusedFeatures(Rule):
         "noise bound) that the model never reads (exactly zero native importance, or "
         "predictions unchanged to the last row when the column is shuffled): medium 0.45, "
         "0.55 when a simple baseline of the ladder, which sees every feature, beats the "
-        "model beyond 2 standard errors of its test score. At least 8 features, and 40% of "
+        "model beyond 2 standard errors of its test score; a tree or L1 model counts only "
+        "for the best single predictor, and without that baseline only for a regression "
+        "whose shuffle moves no "
+        "prediction at all: low 0.35. At least 8 features, and 40% of "
         "them, with no label association beyond noise (2.5/sqrt(n_train)), while two features "
         "relate beyond it, one by twice: low, 0.3 at 40% -> 0.38 at 80%, confidence 0.9. Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
         "60% -> 0.28, 80% -> 0.35, 100% -> 0.38. Medium only when most features are truly "
