@@ -319,14 +319,9 @@ class MissingValues(Rule):
         coded = {t[0] for t in harmful_sentinels(artifact)}
         if not coded:
             return self.explains
-        extreme = {
-            c.name
-            for split in (artifact.dataset.train, artifact.dataset.test)
-            if split is not None
-            for c in split.columns
-            if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
-        }
-        if extreme <= coded:
+        from deepfix_agents.rules.outliers import extreme_columns
+
+        if extreme_columns(artifact) <= coded:
             return (*self.explains, "outliers")
         return self.explains
 

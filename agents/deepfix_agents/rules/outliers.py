@@ -161,6 +161,19 @@ def measured_harm(artifact):
     return clip, rows, harmful, gain_share, sized
 
 
+def extreme_columns(artifact) -> set[str]:
+    """The columns the outlier statistics flag in either split: at least 0.5 % of values
+    beyond the fences, or any infinity (what this rule's finding is about, and so all a
+    cause that explains it may account for)."""
+    return {
+        c.name
+        for split in (artifact.dataset.train, artifact.dataset.test)
+        if split is not None
+        for c in split.columns
+        if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
+    }
+
+
 def selected_by_value(artifact, rows) -> bool:
     """Whether the affected-rows comparison picks its rows by a genuine value rather than
     by a corruption: every column it flags (``rows.target``, in either split) continues
@@ -510,13 +523,7 @@ class Outliers(Rule):
         the bulk of the values, or on other columns, is another bug."""
         from deepfix_agents.rules.prediction_drift import large_feature_shifts
 
-        extreme = {
-            c.name
-            for split in (artifact.dataset.train, artifact.dataset.test)
-            if split is not None
-            for c in split.columns
-            if (c.outlier_fraction or 0) >= 0.005 or c.n_inf > 0
-        }
+        extreme = extreme_columns(artifact)
         dropped = set()
         if any(name not in extreme for name in large_feature_shifts(artifact)):
             dropped.add("feature_drift")
