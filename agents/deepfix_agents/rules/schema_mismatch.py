@@ -9,8 +9,8 @@ from deepfix_agents.rules._runtime import (
     crash_detail,
     crash_score,
     crashes_for,
-    missing_columns,
     input_unseen_counts,
+    missing_columns,
     retyped_columns,
 )
 

@@ -61,7 +61,8 @@ IGNORED_SIGNAL_SCORE = 0.45
 IGNORED_SIGNAL_HARM_SCORE = 0.55
 #: seen only as predictions that do not move when the column is shuffled, and no
 #: baseline does better: a redundant feature a dense model can do without (a k-NN on a
-#: few dozen test rows), no measured harm, so low
+#: few dozen test rows), or a regression tree's best predictor that never reaches it
+#: (see :func:`ignored_signal`); no measured harm either way, so low
 SHUFFLE_ONLY_SCORE = 0.35
 #: how a feature whose shuffle moves no test prediction is described
 SHUFFLE_UNREAD = "shuffling it changes no prediction"

@@ -362,10 +362,10 @@ def framing() -> CorpusDataset:
                          cat_features=("cond", *cats))
 
 
-def _season(dates: pd.Series, period: float, unit: str) -> dict[str, np.ndarray]:
-    """The position in the year as a sine/cosine pair (no jump at the new year)."""
-    position = (dates.dt.dayofyear if unit == "day" else dates.dt.month).astype(float)
-    angle = 2 * np.pi * position.to_numpy() / period
+def _season(position: pd.Series, period: float) -> dict[str, np.ndarray]:
+    """The position in the year (day of year, or month) as a sine/cosine pair over its
+    ``period``: no jump at the new year."""
+    angle = 2 * np.pi * position.to_numpy(dtype=float) / period
     return {"season_sin": np.sin(angle), "season_cos": np.cos(angle)}
 
 
@@ -382,7 +382,7 @@ def seattle_weather() -> CorpusDataset:
     frame = pd.DataFrame({"date": pd.to_datetime(raw["date"], format="%Y/%m/%d")})
     for col in ("precipitation", "temp_max", "temp_min", "wind"):
         frame[col] = raw[col].astype(float)
-    for name, values in _season(frame["date"], 365.25, "day").items():
+    for name, values in _season(frame["date"].dt.dayofyear, 365.25).items():
         frame[name] = values
     frame["rain_tomorrow"] = (raw["precipitation"].shift(-1) > 0).astype(int)
     frame = frame.iloc[:-1]  # the last day has no tomorrow
@@ -405,7 +405,7 @@ def elnino() -> CorpusDataset:
     temp = pd.Series(series)
     for lag in (1, 2, 3, 6, 12):
         frame[f"temp_lag{lag}"] = temp.shift(lag).to_numpy()
-    for name, values in _season(frame["date"], 12.0, "month").items():
+    for name, values in _season(frame["date"].dt.month, 12.0).items():
         frame[name] = values
     frame["temp"] = series
     frame = frame.dropna().reset_index(drop=True)

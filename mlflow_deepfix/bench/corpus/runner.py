@@ -354,8 +354,8 @@ def diagnose_cached(record: dict[str, Any]) -> CaseOutcome:
     if spec.kind == "single":
         from mlflow_deepfix.bench.corpus.cases import also_named
 
-        outcome.also_accepted = {c: list(also_named(c, outcome.harm)) for c in spec.categories
-                                 if also_named(c, outcome.harm)}
+        named = {c: list(also_named(c, outcome.harm)) for c in spec.categories}
+        outcome.also_accepted = {c: others for c, others in named.items() if others}
     if "artifact" not in record:
         outcome.error = record.get("error", "no artifact")
         return outcome
