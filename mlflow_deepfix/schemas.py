@@ -364,6 +364,11 @@ class Intervention(_Model):
     #: further named numbers (e.g. ``p_value``, ``association``, ``share``)
     values: dict[str, float] = Field(default_factory=dict)
     detail: str = ""
+    #: one number per model input, for measurements made on every input at once
+    #: (``shuffle_reads``: the share of test rows whose output moves when that input alone
+    #: is shuffled; exactly 0 from a dense learner's probabilities means the column never
+    #: reaches the model). None for every other kind and in older artifacts.
+    per_feature: dict[str, float] | None = None
 
     @property
     def change(self) -> float | None:

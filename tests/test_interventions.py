@@ -1286,3 +1286,91 @@ def test_tb31_a_code_explains_outliers_only_in_its_own_column():
     # no harmful code: nothing to explain
     plain = with_interventions(artifact(task="regression"), _sentinel(0.0, gap=0.0))
     assert "outliers" not in rule.explains_for(plain)
+
+
+# --- round 32: unu32 ---
+
+
+class _ProbaAdapter(Adapter):
+    has_proba = True
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(X)
+
+
+def _drops_half():
+    """breast_cancer, an MLP whose column list passes on only the first half of the
+    features (the rest never reach it), and a clean MLP on all of them."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.neural_network import MLPClassifier
+
+    frame = _bc()
+    features = [c for c in frame.columns if c != "y"]
+    train, test = train_test_split(frame, test_size=0.3, random_state=0, stratify=frame["y"])
+    kept = features[: len(features) // 2]
+    dropping = make_pipeline(
+        ColumnTransformer([("kept", StandardScaler(), kept)]),
+        MLPClassifier(hidden_layer_sizes=(8,), max_iter=300, random_state=0),
+    ).fit(train[features], train["y"])
+    clean = make_pipeline(
+        StandardScaler(), MLPClassifier(hidden_layer_sizes=(8,), max_iter=300, random_state=0)
+    ).fit(train[features], train["y"])
+    return test, features, kept, dropping, clean
+
+
+def test_unu32_shuffle_reads_finds_the_columns_a_pipeline_drops():
+    """Every input shuffled alone, in one batched prediction: the columns a pipeline
+    drops move no probability at all, every column a dense model reads moves most rows;
+    seeded (identical twice), bounded (MAX_READ_ROWS rows) and recorded per feature."""
+    import warnings
+
+    from mlflow_deepfix.testing.feature_reads import MAX_READ_ROWS, shuffle_reads
+
+    test, features, kept, dropping, clean = _drops_half()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reads = shuffle_reads(_ProbaAdapter(dropping), test, features, "binary_classification", 0)
+        again = shuffle_reads(_ProbaAdapter(dropping), test, features, "binary_classification", 0)
+        fine = shuffle_reads(_ProbaAdapter(clean), test, features, "binary_classification", 0)
+    assert reads.kind == "shuffle_reads" and reads.values["continuous"] == 1.0
+    assert reads.n_rows == min(MAX_READ_ROWS, len(test))
+    assert reads.per_feature == again.per_feature
+    assert sorted(f for f, v in reads.per_feature.items() if v == 0.0) == sorted(
+        set(features) - set(kept))
+    assert min(reads.per_feature[f] for f in kept) > 0.5
+    assert min(fine.per_feature.values()) > 0.5
+    # an input changed by the shuffle on fewer than MIN_CHANGED_ROWS rows is not recorded
+    from mlflow_deepfix.testing.feature_reads import MIN_CHANGED_ROWS
+
+    rare = test.copy()
+    column = features[-1]
+    rare[column] = 0.0
+    rare.iloc[: MIN_CHANGED_ROWS // 3, rare.columns.get_loc(column)] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        thin = shuffle_reads(_ProbaAdapter(dropping), rare, features, "binary_classification", 0)
+    assert column not in thin.per_feature and len(thin.per_feature) == len(features) - 1
+    # labels only (no probabilities): compared as labels, and said so
+    labels = shuffle_reads(Adapter(dropping), test, features, "binary_classification", 0)
+    assert labels.values["continuous"] == 0.0
+
+
+def test_unu32_shuffle_reads_runs_with_the_interventions_and_old_artifacts_lack_it():
+    """run_interventions records it once; an Intervention without it reads None."""
+    import warnings
+
+    test, features, _kept, dropping, _clean = _drops_half()
+    frame = _bc()
+    train = frame.drop(test.index)
+    dataset = summarize_dataset(train, test, label="y", task="binary_classification",
+                                feature_names=features, cat_features=[], seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found, _ = run_interventions(
+            task="binary_classification", target="y", features=features, cat_features=[],
+            train=train, test=test, pred_test=dropping.predict(test[features]),
+            dataset=dataset, adapter=_ProbaAdapter(dropping), seed=0,
+        )
+    reads = [i for i in found if i.kind == "shuffle_reads"]
+    assert len(reads) == 1 and len(reads[0].per_feature) == len(features)
+    assert chance(0.8).per_feature is None

@@ -505,6 +505,8 @@ def _run_interventions(
     except Exception as error:  # noqa: BLE001
         logger.warning("missing rows failed: %s: %s", type(error).__name__, error)
 
+    _shuffle_reads(adapter, test_rows, features, task, seed, results)
+
     if not scorer.classification:
         inverted = _invert_log_target(scorer, pred, seed)
         if inverted is not None:
@@ -586,6 +588,19 @@ def _run_interventions(
         "deepfix interventions: %d in %.1fs", len(results), time.perf_counter() - started
     )
     return results, notes
+
+
+def _shuffle_reads(adapter, test_rows, features, task, seed, results) -> None:
+    """Every model input shuffled alone, in one batched prediction (see
+    :mod:`mlflow_deepfix.testing.feature_reads`): which inputs the model reads at all."""
+    from mlflow_deepfix.testing.feature_reads import shuffle_reads
+
+    try:
+        reads = shuffle_reads(adapter, test_rows, features, task, seed)
+        if reads is not None:
+            results.append(reads)
+    except Exception as error:  # noqa: BLE001
+        logger.warning("shuffle reads failed: %s: %s", type(error).__name__, error)
 
 
 def _chance_level(scorer, pred, task, train, target, test_rows, seed) -> Intervention:
