@@ -2767,3 +2767,54 @@ def test_unu31_regression_tree_whose_best_predictor_moves_no_prediction_is_low()
             c.model_copy(update={"target_association": 0.95}) if c.name == "d" else c
             for c in regression.dataset.train.columns]})})})
     assert list(rule.detect("intervention", weaker)) == []
+
+
+# --- round 32: unu32 ---
+
+
+def _reads(model_class, shares, continuous=1.0, n_rows=200):
+    """A model whose inputs were shuffled alone (``shuffle_reads``) with these shares of
+    moved outputs; 'a' carries clear signal (0.9) and 'd' too (0.2, beyond twice the
+    noise bound on 1,200 rows but under the 0.3 floor of the noisier evidence)."""
+    data = _ignored(model_class, 0.7)
+    reads = Intervention(
+        kind="shuffle_reads", category="unused_features", metric="moved_share",
+        n_rows=n_rows, values={"continuous": continuous}, per_feature=dict(shares),
+    )
+    chance = [i for i in data.interventions if i.kind == "chance_level"]
+    return data.model_copy(update={"interventions": chance + [reads]})
+
+
+def test_unu32_dense_model_inputs_that_move_no_output_are_medium():
+    """An MLP's probabilities move on no row when 'a' or 'd' is shuffled, while 'b' moves
+    them: the columns never reach it (a pipeline that drops them). Exact evidence, so a
+    feature clearly beyond noise counts (no 0.3 floor) and no redundancy excuse: medium."""
+    from deepfix_agents.rules.unused_features import OUTPUT_UNREAD, ignored_signal
+
+    rule = RULES.get("unused_features")()
+    data = _reads("sklearn.neural_network.MLPClassifier",
+                  {"a": 0.0, "b": 0.9, "c": 0.7, "d": 0.0})
+    assert [(n, how) for n, _, how in ignored_signal(data)] == [("a", OUTPUT_UNREAD),
+                                                                ("d", OUTPUT_UNREAD)]
+    assert [s.score for s in rule.detect("intervention", data)] == [0.45]
+    # every input moves: nothing
+    read = _reads("sklearn.neural_network.MLPClassifier", {"a": 0.2, "b": 0.9, "c": 0.7, "d": 0.1})
+    assert list(rule.detect("intervention", read)) == []
+
+
+def test_unu32_shuffle_reads_is_not_read_for_trees_labels_or_a_model_moved_by_nothing():
+    """A tree legitimately never reads a column it did not split on; labels may not move
+    on a small sample; a model moved by no input says nothing about any one; too few
+    rows; and artifacts without the measurement behave as before."""
+    from deepfix_agents.rules.unused_features import ignored_signal, unread_inputs
+
+    zero = {"a": 0.0, "b": 0.9, "c": 0.7, "d": 0.0}
+    assert unread_inputs(_reads("sklearn.ensemble.RandomForestClassifier", zero)) == []
+    assert unread_inputs(_reads("sklearn.neural_network.MLPClassifier", zero, continuous=0.0)) == []
+    assert unread_inputs(_reads("sklearn.neural_network.MLPClassifier", zero, n_rows=10)) == []
+    assert unread_inputs(_reads("sklearn.neural_network.MLPClassifier",
+                                dict.fromkeys("abcd", 0.0))) == []
+    old = _reads("sklearn.neural_network.MLPClassifier", zero)
+    old = old.model_copy(update={"interventions": [
+        i for i in old.interventions if i.kind != "shuffle_reads"]})
+    assert unread_inputs(old) == [] and ignored_signal(old) == []

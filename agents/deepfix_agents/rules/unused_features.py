@@ -6,9 +6,10 @@ So the severity stays low unless most features are truly ignored. Redundant but
 informative features (correlated measurements) are legitimately left unused by
 boosting or L1 models, which is why the share alone never goes above low.
 
-Evidence: the model's native importances (a feature counts as unused below a fifth of
-the mean importance, Deepchecks' own cut-off, and as ignored below 2% of it) and
-Deepchecks' Unused Features check. Accuracy is at stake when the model *fits* collected
+Evidence: which inputs a dense learner reads at all (every input shuffled alone, the
+testing step's ``shuffle_reads``), the model's native importances (a feature counts as
+unused below a fifth of the mean importance, Deepchecks' own cut-off, and as ignored
+below 2% of it) and Deepchecks' Unused Features check. Accuracy is at stake when the model *fits* collected
 noise: the testing step refits it without the features that show no label association
 beyond noise (``drop_noise_features``), and a score won back beyond noise makes this the
 cause of the overfitting or shortfall it produced.
@@ -66,6 +67,11 @@ IGNORED_SIGNAL_HARM_SCORE = 0.55
 SHUFFLE_ONLY_SCORE = 0.35
 #: how a feature whose shuffle moves no test prediction is described
 SHUFFLE_UNREAD = "shuffling it changes no prediction"
+#: how a feature is described whose shuffle moves no output of a dense learner
+#: (``shuffle_reads``: probabilities or regression outputs, every input shuffled alone)
+OUTPUT_UNREAD = "shuffling it moves no output of the model"
+#: sampled test rows under which ``shuffle_reads`` is not read
+MIN_READ_ROWS = 20
 #: the testing step's refit without the noise columns (``drop_noise_features``): the
 #: score it wins back counts when beyond this many standard errors of the paired
 #: difference (a claim that a measured symptom has this cause, so as sure as the
@@ -229,6 +235,30 @@ def sparse_learner(artifact) -> bool:
     return penalty in ("l1", "elasticnet")
 
 
+def unread_inputs(artifact) -> list[str]:
+    """Model inputs that a dense learner never reads: shuffled alone (the testing step's
+    ``shuffle_reads``), they move not one of its continuous outputs (class probabilities,
+    regression predictions) on any sampled row whose value changed, while some other
+    input does move them. A network, kernel, k-NN, naive Bayes or linear model without an
+    L1 penalty computes its output from every input it is given, so an exact zero over
+    dozens of rows is no sampling accident: the column does not reach the model (on DEV,
+    every clean dense model moved at least 11% of rows for every input; the dropped
+    columns moved none). Empty for sparse learners (a tree never reads a column it did
+    not split on, by design), label-only outputs and older artifacts."""
+    if sparse_learner(artifact):
+        return []
+    for measured in artifact.interventions:
+        if measured.kind != "shuffle_reads" or not measured.per_feature:
+            continue
+        if not measured.values.get("continuous") or measured.n_rows < MIN_READ_ROWS:
+            return []
+        shares = measured.per_feature
+        if max(shares.values()) <= 0:
+            return []  # moves with nothing: says nothing about any one input
+        return sorted(name for name, share in shares.items() if share == 0.0)
+    return []
+
+
 def ignored_signal(artifact) -> list[tuple[str, float, str]]:
     """Features that carry signal (label association clearly beyond noise) but that the
     model does not read at all: exactly zero native importance (a pipeline that never
@@ -266,6 +296,13 @@ def ignored_signal(artifact) -> list[tuple[str, float, str]]:
             found[measured.target] = (
                 measured.target, association, SHUFFLE_UNREAD
             )
+    for name in unread_inputs(artifact):
+        # exact evidence (see unread_inputs): clearly beyond noise is signal enough
+        column = train.column(name)
+        association = None if column is None else column.target_association
+        if (association is not None and association >= 2 * noise_bound(train.n_rows)
+                and name not in found):
+            found[name] = (name, association, OUTPUT_UNREAD)
     found = {k: v for k, v in found.items() if not _redundant(artifact, k, v[1], v[2])}
     if found and sparse_learner(artifact):
         # a tree picks its splits greedily: the best single predictor is the one it
@@ -374,7 +411,11 @@ class UnusedFeatures(Rule):
         "model beyond 2 standard errors of its test score; a tree or L1 model counts only "
         "for the best single predictor, and without that baseline only for a regression "
         "whose shuffle moves no "
-        "prediction at all: low 0.35. At least 8 features, and 40% of "
+        "prediction at all: low 0.35. A dense learner (not a tree or L1 model) whose "
+        "probabilities or regression outputs move on no sampled row when an input is "
+        "shuffled (while another input moves them) never receives that input: medium 0.45 "
+        "when it relates to the label beyond twice the noise bound (no 0.3 floor: exact "
+        "evidence). At least 8 features, and 40% of "
         "them, with no label association beyond noise (2.5/sqrt(n_train)), while two features "
         "relate beyond it, one by twice: low, 0.3 at 40% -> 0.38 at 80%, confidence 0.9. Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
         "60% -> 0.28, 80% -> 0.35, 100% -> 0.38. Medium only when most features are truly "
@@ -509,7 +550,8 @@ class UnusedFeatures(Rule):
         yield self.signal(
             "intervention",
             score=(IGNORED_SIGNAL_HARM_SCORE if beaten is not None
-                   else IGNORED_SIGNAL_SCORE if any(how == "zero importance" for _, _, how in ignored)
+                   else IGNORED_SIGNAL_SCORE
+                   if any(how in ("zero importance", OUTPUT_UNREAD) for _, _, how in ignored)
                    else SHUFFLE_ONLY_SCORE),
             confidence=0.85,
             detail=detail,
