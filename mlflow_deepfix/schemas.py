@@ -464,6 +464,17 @@ class SliceConfidence(_Model):
     mean_confidence: float
     #: overconfident: share of every confident wrong prediction that falls in the slice
     share_of_confident_errors: float | None = None
+    #: overconfident: the noise model of the slice's confident-error count (round 32).
+    #: ``n_wrong`` confident predictions are wrong; a model erring on each confident row
+    #: with the probability ``overall_rate`` gives it (one minus its confidence plus the
+    #: outside overconfidence) would make ``expected_wrong`` errors, a Poisson-binomial
+    #: count with variance ``expected_wrong_var`` (sum of p(1 - p) over the rows): small
+    #: when the model says 0.99 everywhere, larger at 0.85, so observed vs expected errors
+    #: is tested with the standard error of the null, not an assumed or observed one.
+    #: None in artifacts written before it was measured.
+    n_wrong: int | None = None
+    expected_wrong: float | None = None
+    expected_wrong_var: float | None = None
 
 
 class ConfidenceSummary(_Model):

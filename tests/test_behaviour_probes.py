@@ -698,3 +698,67 @@ def test_a_localised_symptom_is_folded_only_into_a_cause_naming_one_of_its_input
     # the same cause naming 'age' links them; without names the old fold stands
     assert linked("overfitting", "overconfident_slice", {**named, "overfitting": ("age",)})
     assert [f.category for f in explain_symptoms(findings, None, None)] == ["overfitting"]
+
+
+# --- round 32: slice_error_noise ---
+
+
+def test_slice_error_noise_is_the_poisson_binomial_count_of_the_expected_rate():
+    # says 0.99 on the slice and is wrong 10% there (400 rows), calibrated elsewhere: the
+    # null count is sum(1 - c) = 4 errors, variance sum c(1 - c) = 400 * 0.99 * 0.01
+    sure = _claimed(0, slice_top=0.99, slice_error=0.10, rest_top=0.85, rest_error=0.15)
+    top = next(s for s in sure.slices if s.kind == "overconfident")
+    assert top.n_wrong == 40
+    assert top.expected_wrong == pytest.approx(top.overall_rate * top.n_confident, abs=0.05)
+    assert top.expected_wrong == pytest.approx(4.0, abs=0.5)
+    assert top.expected_wrong_var == pytest.approx(400 * 0.99 * 0.01, rel=0.15)
+    # the null's standard error (~2 errors) is far below the Wilson interval's half-width
+    # on the observed rate (~12 errors): the test centred on the claim is sharper
+    assert 4 * np.sqrt(top.expected_wrong_var) < (top.rate - top.rate_low) * top.n_confident
+    # overconfident by 0.25 everywhere: the outside overconfidence enters each row's
+    # probability of error, and with it the variance (p = 0.3, not 0.05)
+    worse = _claimed(3, slice_top=0.95, slice_error=0.45, rest_top=0.95, rest_error=0.20)
+    top = next(s for s in worse.slices if s.kind == "overconfident")
+    p = top.overall_rate
+    assert top.expected_wrong_var == pytest.approx(top.n_confident * p * (1 - p), rel=0.02)
+    # deterministic, and underconfident slices carry no count model
+    again = _claimed(3, slice_top=0.95, slice_error=0.45, rest_top=0.95, rest_error=0.20)
+    assert again.model_dump() == worse.model_dump()
+    assert all(s.expected_wrong is None for s in worse.slices if s.kind == "underconfident")
+
+
+def test_slice_error_noise_is_optional_in_old_artifacts():
+    from mlflow_deepfix.schemas import SliceConfidence
+
+    old = SliceConfidence(description="a = 1", kind="overconfident", n_rows=50, share=0.2,
+                          rate=0.3, rate_low=0.2, rate_high=0.4, overall_rate=0.05,
+                          mean_confidence=0.95)
+    assert old.n_wrong is None and old.expected_wrong is None and old.expected_wrong_var is None
+
+
+def test_slice_error_noise_rule_scores_the_excess_beyond_the_null_count():
+    from deepfix_agents.rules.overconfident_slice import excess_beyond_noise
+
+    # 64 confident rows said 0.99, 13 wrong, 4.5 expected: the Wilson interval (centred
+    # on the observed 20%) leaves an excess of 0.05 above the expected 7%, the null's
+    # Poisson-binomial count (variance 4.2: sd 2.05) one of 0.07
+    old = SliceConfidence(description="age <= 34", features=["age"], kind="overconfident",
+                          n_rows=77, share=0.27, n_confident=64, rate=0.2031,
+                          rate_low=0.1227, rate_high=0.3171, overall_rate=0.0701,
+                          mean_confidence=0.98, share_of_confident_errors=0.43)
+    new = old.model_copy(update={"n_wrong": 13, "expected_wrong": 4.4864,
+                                 "expected_wrong_var": 4.17})
+    assert excess_beyond_noise(old) == pytest.approx(0.1227 - 0.0701)
+    assert excess_beyond_noise(new) == pytest.approx((13 - 4.4864 - 1.96 * 4.17 ** 0.5) / 64)
+    rule = RULES.get("overconfident_slice")()
+    summary = ConfidenceSummary(n_rows=284, threshold=0.8, confident_error_rate=0.12,
+                                n_confident=240, slices=[old])
+    before = list(rule.detect_model(_artifact(confidence=summary)))
+    after = list(rule.detect_model(_artifact(confidence=summary.model_copy(
+        update={"slices": [new]}))))
+    assert before and after and after[0].score > before[0].score
+    # no more errors than the null predicts: nothing, however narrow the interval
+    calm = new.model_copy(update={"n_wrong": 6})
+    assert excess_beyond_noise(calm) < 0
+    assert not list(rule.detect_model(_artifact(confidence=summary.model_copy(
+        update={"slices": [calm]}))))

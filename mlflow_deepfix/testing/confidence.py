@@ -25,7 +25,14 @@ A model that is overconfident everywhere, or about one class everywhere, therefo
 no slice; a slice is kept when the lower end of its interval clears that expected rate by
 :data:`MIN_EXCESS`. Slices where the model hedges (top probability < :data:`UNSURE` on
 average) while the lower end of its accuracy interval lies well above that claim are
-kept too ("needlessly unsure"). Bounded: at most :data:`MAX_ROWS` rows,
+kept too ("needlessly unsure"). For a listed overconfident slice the noise model of its
+error count is recorded too (``expected_wrong``, ``expected_wrong_var``): if the model
+erred on each confident row with the probability the expected rate gives it (one minus
+its confidence, plus the outside overconfidence), the count of wrong answers is
+Poisson-binomial with that mean and variance, so a reader can test observed against
+expected errors with the right standard error (small when the model says 0.99 on every
+row, larger when it says 0.85) instead of the Wilson interval's, which is centred on the
+observed rate. Bounded: at most :data:`MAX_ROWS` rows,
 :data:`MAX_FEATURES` features, pairs among the best :data:`PAIR_POOL` single slices.
 """
 
@@ -127,11 +134,12 @@ def measure_confidence(
         claimed = 1.0 - float(top[where].mean())
         return max(0.0, float(observed) - claimed)
 
-    def expected_rate(mask: np.ndarray) -> float:
+    def expected_rate(mask: np.ndarray) -> tuple[float, float]:
         """The confident-error rate the model claims on the slice (one minus its mean top
         probability there), plus the overconfidence it shows *outside* the slice on the
         same class in the same confidence band: global miscalibration, or one class's,
-        is ``poor_calibration``'s, not a slice's."""
+        is ``poor_calibration``'s, not a slice's. Also the variance of the slice's
+        confident-error count if the model erred at exactly that rate, row by row."""
         outside = confident & ~mask
         inside = mask & confident
         # a slice that holds nearly all the confident predictions (fewer than MIN_ROWS
@@ -145,6 +153,7 @@ def measure_confidence(
             else 0.0
         )
         total = 0.0
+        variance = 0.0
         for c in classes:
             of_class = labels == c
             for b in np.unique(band[inside & of_class]):
@@ -160,7 +169,11 @@ def measure_confidence(
                     rest = elsewhere
                 claimed = 1.0 - float(top[rows].mean())
                 total += int(rows.sum()) * (claimed + rest)
-        return total / max(int(inside.sum()), 1)
+                # each row is wrong with probability (1 - its confidence) + rest under the
+                # null: the error count is Poisson-binomial, variance sum p(1 - p)
+                chance = np.clip(1.0 - top[rows] + rest, 0.0, 1.0)
+                variance += float(np.sum(chance * (1.0 - chance)))
+        return total / max(int(inside.sum()), 1), variance
     overall_right = float(right.mean())
 
     ranked = sorted(
@@ -179,7 +192,7 @@ def measure_confidence(
         # the expected rate is at least the claimed one: most slices stop here, cheaply
         if low <= 1.0 - float(top[mask].mean()) + MIN_EXCESS:
             return None
-        expected = expected_rate(candidate.mask)
+        expected, variance = expected_rate(candidate.mask)
         if low <= expected + MIN_EXCESS:
             return None
         return SliceConfidence(
@@ -197,6 +210,9 @@ def measure_confidence(
             share_of_confident_errors=round(
                 wrong / max(int(confident_wrong.sum()), 1), 4
             ),
+            n_wrong=wrong,
+            expected_wrong=round(expected * n, 4),
+            expected_wrong_var=round(variance, 4),
         )
 
     def under(candidate: _Slice) -> SliceConfidence | None:
