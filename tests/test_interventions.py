@@ -1374,3 +1374,65 @@ def test_unu32_shuffle_reads_runs_with_the_interventions_and_old_artifacts_lack_
     reads = [i for i in found if i.kind == "shuffle_reads"]
     assert len(reads) == 1 and len(reads[0].per_feature) == len(features)
     assert chance(0.8).per_feature is None
+
+
+# --- round 32: time_split ---
+
+
+def _drifting_series(n=600, seed=0, trend=True):
+    """Daily rows whose label follows a random walk in time (trend) or only a feature."""
+    rng = np.random.default_rng(seed)
+    day = np.arange(n)
+    x = rng.normal(size=n)
+    level = np.cumsum(rng.normal(size=n)) if trend else np.zeros(n)
+    y = level + x + rng.normal(scale=0.3, size=n)
+    return pd.DataFrame({"day": day.astype(float), "x": x, "date":
+                         pd.date_range("2020-01-01", periods=n, freq="D"), "y": y})
+
+
+def _time_split(frame, seed=0):
+    from types import SimpleNamespace
+
+    from sklearn.ensemble import RandomForestRegressor
+
+    from mlflow_deepfix.testing.time_split import measure_time_split
+
+    train, test = train_test_split(frame, test_size=0.25, random_state=seed)
+    adapter = SimpleNamespace(raw_model=RandomForestRegressor(n_estimators=30, random_state=0))
+    return measure_time_split(task="regression", target="y", features=["day", "x"],
+                              cat_features=[], train=train, test=test, column="date",
+                              adapter=adapter, seed=seed)
+
+
+def test_time_split_random_split_of_a_drifting_series_is_flattered():
+    found = _time_split(_drifting_series(trend=True))
+    assert found.kind == "time_split" and found.category == "temporal_leakage"
+    assert found.model_used == "clone" and found.target == "date"
+    assert found.score_before > 0.8  # random splits interpolate the walk
+    assert found.change < -3 * found.noise  # the latest period is not predictable
+
+
+def test_time_split_without_drift_the_gap_is_noise():
+    found = _time_split(_drifting_series(trend=False))
+    assert abs(found.change) < 3 * found.noise
+    again = _time_split(_drifting_series(trend=False))  # seeded
+    assert found.model_dump(exclude={"seconds"}) == again.model_dump(exclude={"seconds"})
+
+
+def test_time_split_needs_a_date_and_interleaved_splits():
+    from types import SimpleNamespace
+
+    from mlflow_deepfix.testing.time_split import time_split_gap
+
+    frame = _drifting_series()
+    train, test = frame.iloc[:450], frame.iloc[450:]
+    inputs = SimpleNamespace(datetime_col="date", task="regression", target="y",
+                             feature_names=["day", "x"], adapter=None)
+    config = SimpleNamespace(seed=0)
+    dataset = summarize_dataset(train, test, label="y", task="regression",
+                                feature_names=["day", "x"], cat_features=[], datetime_col="date")
+    assert not dataset.comparison.test_before_train_fraction
+    assert time_split_gap(inputs, config, test, train, dataset, []) == []
+    inputs.datetime_col = None
+    dataset.datetime_col = None
+    assert time_split_gap(inputs, config, test, train, dataset, []) == []

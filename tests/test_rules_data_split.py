@@ -1529,3 +1529,46 @@ def test_miss30_the_rules_test_row_bound_mirrors_the_testing_steps():
     from mlflow_deepfix.testing import interventions
 
     assert missing_values.MAX_TEST_ROWS == interventions.MAX_TEST_ROWS
+
+
+# --- round 32: time_split ---
+
+
+def _time_split(before, after, noise):
+    return Intervention(kind="time_split", category="temporal_leakage", target="signup_date",
+                        metric="f1_macro", score_before=before, score_after=after,
+                        noise=noise, model_used="clone")
+
+
+def _with_time_split(art, measured):
+    return art.model_copy(update={"interventions": [*art.interventions, measured]})
+
+
+def test_time_split_flattery_beyond_noise_raises_an_untrended_random_split():
+    # no monotone trend (a cycle, say), but the latest period scores far below random splits
+    art = _with_time_split(_dated(0.99, 0.02), _time_split(0.9, 0.6, 0.03))
+    assert severity_of("temporal_leakage", _dated(0.99, 0.02)) == "low"
+    found = finding("temporal_leakage", art)
+    assert found["severity"] == "critical"  # as a strong monotone trend would be
+    assert "changes over time" in found["title"]
+
+
+def test_time_split_within_noise_changes_nothing():
+    for share, association in ((0.99, 0.02), (0.998, 0.24), (0.5, 0.1)):
+        plain = _dated(share, association)
+        measured = _with_time_split(plain, _time_split(0.7, 0.66, 0.03))
+        assert finding("temporal_leakage", measured) == finding("temporal_leakage", plain)
+        better = _with_time_split(plain, _time_split(0.7, 0.75, 0.03))
+        assert finding("temporal_leakage", better) == finding("temporal_leakage", plain)
+
+
+def test_time_split_on_another_column_is_ignored():
+    plain = _dated(0.99, 0.02)
+    other = _time_split(0.9, 0.6, 0.03).model_copy(update={"target": "other_date"})
+    assert finding("temporal_leakage", _with_time_split(plain, other)) == finding(
+        "temporal_leakage", plain)
+
+
+def test_time_split_does_not_fire_on_a_chronological_split():
+    art = _with_time_split(_dated(0.0, 0.02), _time_split(0.9, 0.6, 0.03))
+    assert severity_of("temporal_leakage", art) is None

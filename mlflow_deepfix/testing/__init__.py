@@ -193,4 +193,6 @@ def _interventions(inputs, config, test, train, predictions, dataset, cat_featur
         notes.append(f"Interventions skipped: {type(error).__name__}: {error}")
         return []
     notes.extend(extra)
-    return found
+    from mlflow_deepfix.testing.time_split import time_split_gap
+
+    return found + time_split_gap(inputs, config, test, train, dataset, cat_features)
