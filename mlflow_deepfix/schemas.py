@@ -285,6 +285,22 @@ class SegmentScore(_Model):
     overall_error: float
     baseline_error: float | None = None
     overall_baseline_error: float | None = None
+    #: the standard deviation (ddof 1) of the per-row errors in the segment and on the
+    #: other test rows: a regression segment's mean absolute error is compared with the
+    #: other rows' through the spread of *its own* errors, which a few wild rows widen,
+    #: instead of one spread assumed for all test rows. None on old artifacts
+    error_std: float | None = None
+    rest_error_std: float | None = None
+    #: the feature's *other* categories, every one of them however small (only the
+    #: sizeable, worst few are listed as segments): their rows, their mean error and the
+    #: row-weighted mean of each category's own constant-guess error (categories whose
+    #: constant guess is exact, one row or one target value, left out of all three, as
+    #: the rule leaves out such listed siblings). The model's skill on
+    #: comparable rows, sibling_error / sibling_baseline_error, needs all of them: from
+    #: the listed siblings alone it is the skill on the worst few. None on old artifacts
+    sibling_n_rows: int | None = None
+    sibling_error: float | None = None
+    sibling_baseline_error: float | None = None
 
 
 class PerformanceSummary(_Model):

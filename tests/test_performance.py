@@ -318,3 +318,45 @@ def test_confidence_gap_noise_is_the_chance_spread_of_a_calibrated_model():
     summary = summarize_performance(task=BINARY, y_test=y, pred_test=(proba[:, 1] > 0.5).astype(int),
                                     proba_test=proba, classes=[0, 1])
     assert summary.confidence_gap_noise == pytest.approx(confidence_gap_noise(proba))
+
+
+# --- round 32: seg32 ---
+
+
+def test_seg32_segment_siblings_cover_every_category_of_the_feature():
+    """The sibling aggregates of a listed segment count every other category of its
+    feature, the ones too small to be listed included; a one-row category (its constant
+    guess is exact) is left out. The error spreads are the segment's and the other
+    rows' sample standard deviations."""
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    site = np.array(["a"] * 50 + ["b"] * 40 + ["c"] * 5 + ["d"])
+    truth = rng.normal(10, 2, site.size)
+    guess = truth + rng.normal(0, 1, site.size)
+    found = {s.value: s for s in segment_errors(pd.DataFrame({"site": site}), task="regression",
+                                                y_true=truth, y_pred=guess, features=["site"])}
+    assert set(found) == {"a", "b"}  # c (5 rows) and d (1 row) are not listed
+    a = found["a"]
+    errors = np.abs(truth - guess)
+    others = (site == "b") | (site == "c")
+    assert a.sibling_n_rows == 45
+    assert a.sibling_error == pytest.approx(errors[others].mean(), abs=1e-5)
+    base = sum(
+        (site == v).sum() * np.mean(np.abs(truth[site == v] - np.median(truth[site == v])))
+        for v in ("b", "c")
+    ) / 45
+    assert a.sibling_baseline_error == pytest.approx(base, abs=1e-5)
+    assert a.error_std == pytest.approx(np.std(errors[site == "a"], ddof=1), abs=1e-5)
+    assert a.rest_error_std == pytest.approx(np.std(errors[site != "a"], ddof=1), abs=1e-5)
+    assert found["b"].sibling_n_rows == 55  # a and c
+
+
+def test_seg32_segment_score_new_fields_default_to_none():
+    """Artifacts written before round 32 load with the new fields absent (None)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    old = SegmentScore(feature="f", value="v", share=0.2, n_rows=20, error=1.0,
+                       overall_error=0.5)
+    assert old.error_std is old.rest_error_std is old.sibling_n_rows is None
+    assert old.sibling_error is old.sibling_baseline_error is None

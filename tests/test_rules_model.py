@@ -2818,3 +2818,60 @@ def test_unu32_shuffle_reads_is_not_read_for_trees_labels_or_a_model_moved_by_no
     old = old.model_copy(update={"interventions": [
         i for i in old.interventions if i.kind != "shuffle_reads"]})
     assert unread_inputs(old) == [] and ignored_signal(old) == []
+
+
+# --- round 32: seg32 ---
+
+
+def _japan_like(error_std=None):
+    """An Auto-MPG-like test split of 120 rows (test RMSE 2.75, MAE 1.96): Japanese cars
+    (23 rows) at MAE 3.38 against 1.63 on the other rows, a clean model's numbers, with
+    Europe (20 rows) listed next to them."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test, overall = 120, 1.9614
+    japan = SegmentScore(feature="Origin", value="Japan", share=23 / n_test, n_rows=23,
+                         error=3.381, overall_error=overall, baseline_error=4.339,
+                         overall_baseline_error=6.66, error_std=error_std)
+    europe = SegmentScore(feature="Origin", value="Europe", share=20 / n_test, n_rows=20,
+                          error=2.645, overall_error=overall, baseline_error=5.075,
+                          overall_baseline_error=6.66)
+    perf = modified(HEALTHY_PERF, segments=[japan, europe],
+                    scores={"test": {"rmse": 2.752, "mae": overall, "r2": 0.88}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_seg32_wild_rows_widen_the_segment_standard_error():
+    """The 23 Japanese cars' absolute errors spread at 2.70, wider than the pooled 1.93:
+    the excess (z 3.9 pooled) is 2.9 standard errors of the segment's own noise, under
+    the scan's bar for six contrasts, so no finding of medium or more. Without the
+    measured spread (old artifacts) the pooled test stands; a segment whose own errors
+    spread less than the pooled ones is never held to a narrower standard error."""
+    from deepfix_agents.rules.weak_segment import _z_abs_error, abs_error_spread, scan_z
+
+    old, new = _japan_like(), _japan_like(error_std=2.703)
+    spread = abs_error_spread(old)
+    z_old = _z_abs_error(old.performance.segments[0], 120, spread)
+    z_new = _z_abs_error(new.performance.segments[0], 120, spread)
+    assert z_old > scan_z(6) > z_new
+    assert z_new == pytest.approx(
+        (3.381 - (1.9614 * 120 - 3.381 * 23) / 97)
+        / math.sqrt(2.703**2 / 23 + spread**2 / 97), rel=1e-6)
+    tight = _japan_like(error_std=0.5).performance.segments[0]
+    assert _z_abs_error(tight, 120, spread) == pytest.approx(z_old)
+    assert assess("weak_segment", new)[0] in HEALTHY
+    assert assess("weak_segment", old)[0] not in HEALTHY
+
+
+def test_seg32_planted_segment_stays_beyond_its_own_noise():
+    """A segment whose labels are shuffled (Japanese cars at MAE 5.83, own spread 4.04,
+    other rows 2.38, test RMSE 4.26 and MAE 3.04) stays beyond the scan's bar under its
+    own spread."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    from deepfix_agents.rules.weak_segment import _z_abs_error, scan_z
+
+    seg = SegmentScore(feature="Origin", value="Japan", share=23 / 120, n_rows=23,
+                       error=5.834, overall_error=3.0446, error_std=4.044)
+    spread = math.sqrt(4.2605**2 - 3.0446**2)
+    assert _z_abs_error(seg, 120, spread) > scan_z(6)

@@ -492,6 +492,8 @@ def segment_errors(
         uniques, codes, counts = np.unique(values, return_inverse=True, return_counts=True)
         if not 2 <= len(uniques) <= MAX_SEGMENT_VALUES:
             continue
+        categories = _category_aggregates(codes, len(uniques), finite, errors, truth,
+                                          classification)
         for index, value in enumerate(uniques):
             member = (codes == index) & finite
             n = int(member.sum())
@@ -499,6 +501,7 @@ def segment_errors(
             large = n >= MIN_SEGMENT_ROWS and share >= MIN_SEGMENT_SHARE
             if not large and (n < MIN_SMALL_SEGMENT_ROWS or share < MIN_SMALL_SEGMENT_SHARE):
                 continue
+            rest = finite & ~member
             found.append(
                 SegmentScore(
                     feature=str(feature),
@@ -509,6 +512,9 @@ def segment_errors(
                     overall_error=round(overall, 6),
                     baseline_error=round(_constant_guess_error(truth[member], classification), 6),
                     overall_baseline_error=round(overall_baseline, 6),
+                    error_std=_rounded_std(errors[member]),
+                    rest_error_std=_rounded_std(errors[rest]),
+                    **_siblings(categories, index),
                 )
             )
     found.sort(key=lambda s: (-(s.error - s.overall_error) * s.share, s.feature, s.value))
@@ -523,3 +529,46 @@ def _constant_guess_error(truth: np.ndarray, classification: bool) -> float:
         _, counts = np.unique(truth, return_counts=True)
         return float(1.0 - counts.max() / counts.sum())
     return float(np.mean(np.abs(truth - np.median(truth))))
+
+
+def _rounded_std(values: np.ndarray) -> float | None:
+    """Sample standard deviation (ddof 1), rounded like the errors; None under 2 rows."""
+    return round(float(np.std(values, ddof=1)), 6) if values.size >= 2 else None
+
+
+def _category_aggregates(
+    codes: np.ndarray,
+    n_values: int,
+    finite: np.ndarray,
+    errors: np.ndarray,
+    truth: np.ndarray,
+    classification: bool,
+) -> list[tuple[int, float, float]]:
+    """(rows, summed error, rows x constant-guess error) of every category of a feature,
+    on rows with a finite error; one pass over the rows plus one constant guess per
+    category (at most MAX_SEGMENT_VALUES)."""
+    out = []
+    for index in range(n_values):
+        member = (codes == index) & finite
+        n = int(member.sum())
+        baseline = _constant_guess_error(truth[member], classification) if n else 0.0
+        if baseline <= 0:
+            # a constant guess is exact (one row, one target value): no skill to measure
+            out.append((0, 0.0, 0.0))
+            continue
+        out.append((n, float(errors[member].sum()), n * baseline))
+    return out
+
+
+def _siblings(categories: list[tuple[int, float, float]], index: int) -> dict[str, Any]:
+    """The sibling aggregates of :class:`SegmentScore` for category ``index``."""
+    n = sum(c[0] for i, c in enumerate(categories) if i != index)
+    if n == 0:
+        return {}
+    error = sum(c[1] for i, c in enumerate(categories) if i != index) / n
+    baseline = sum(c[2] for i, c in enumerate(categories) if i != index) / n
+    return {
+        "sibling_n_rows": n,
+        "sibling_error": round(error, 6),
+        "sibling_baseline_error": round(baseline, 6),
+    }

@@ -197,11 +197,22 @@ def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None)
     other rows', with ``spread`` the standard deviation of the absolute errors over all
     test rows (the pooled spread under 'no difference'). With ``expected`` (the error
     comparable rows would have, :func:`comparable_error`), the excess is counted over
-    whichever of the two is larger."""
+    whichever of the two is larger.
+
+    With the segment's own spread measured (``error_std``), the standard error is the
+    larger of the pooled one and the one that puts the segment's own spread on its side
+    (the other rows keep the pooled spread): a mean of few absolute errors, a handful of
+    them wild, is noisier than the pooled spread says, and the excess must be
+    significant under both. Never narrower than the pooled one: the other rows' own
+    spread, estimated from a small sibling (the 18 lunch bills of a 74-row split), is no
+    firmer ground for calling a difference significant than the pooled one."""
     n_rest = max(n_test - seg.n_rows, 1)
     rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
     rest = max(rest, expected or 0.0)
-    se = spread * math.sqrt(1.0 / max(seg.n_rows, 1) + 1.0 / n_rest)
+    n_seg = max(seg.n_rows, 1)
+    se = spread * math.sqrt(1.0 / n_seg + 1.0 / n_rest)
+    if seg.error_std is not None and seg.n_rows >= 2:
+        se = max(se, math.sqrt(seg.error_std**2 / n_seg + spread**2 / n_rest))
     return (seg.error - rest) / se if se > 0 else 0.0
 
 
@@ -288,7 +299,8 @@ class WeakSegment(Rule):
         "errors' hypergeometric spread over the rows, Fisher's); regression uses mean absolute error with "
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
-        "RMSE and MAE), (segment - other rows) / segment undamped. A regression category "
+        "RMSE and MAE, or the segment's own measured spread on its side when that gives "
+        "the wider standard error), (segment - other rows) / segment undamped. A regression category "
         "is compared with what comparable rows would get, when that is higher than the "
         "other rows' error: its own constant-guess error times the model's error per unit"
         " of constant-guess error on the feature's other categories, less 2 standard "
