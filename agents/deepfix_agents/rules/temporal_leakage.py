@@ -15,20 +15,6 @@ TIME_DEPENDENCE_FACTOR = ((0.0, 0.4), (0.05, 0.6), (0.15, 0.9), (0.3, 1.0))
 UNKNOWN_DEPENDENCE_FACTOR = 0.7
 #: share of test rows whose date also occurs in train (Deepchecks' duplicates check)
 DUPLICATE_DATE_SCORE = ((0.0, 0.0), (0.05, 0.15), (0.2, 0.3), (0.5, 0.45))
-#: the chronological-vs-random refit (intervention ``time_split``) shows the dependence
-#: on time directly, whatever its shape (a cycle, a changed recording practice), where the
-#: rank association only sees a monotone trend: the random split flatters the model when
-#: its score beats the chronological one by more than this many standard errors
-FLATTERY_UNITS = 2.0
-
-
-def measured_flattery(artifact):
-    """The ``time_split`` intervention on the date column when the random split beats
-    the chronological one beyond noise, else None (not measured, or within noise)."""
-    measured = artifact.intervention("time_split", artifact.dataset.datetime_col)
-    if measured is None or measured.change is None or measured.noise is None:
-        return None
-    return measured if -measured.change > FLATTERY_UNITS * measured.noise else None
 
 
 def time_dependence(artifact) -> tuple[float | None, float | None]:
@@ -88,18 +74,14 @@ class TemporalLeakage(Rule):
         "much the label depends on time, measured as the date column's association with the "
         "label on train beyond its noise margin (3 standard errors): 0 -> x0.4 (no trend: "
         "mixing periods costs little, at most low), 0.05 -> x0.6, 0.15 -> x0.9, >= 0.3 -> x1.0; "
-        "x0.7 when it cannot be measured; x1.0 when the chronological-vs-random refit "
-        "(intervention time_split) scores the latest period lower than random splits of the "
-        "same sizes by more than 2 standard errors. Deepchecks' Date Train Test Leakage "
-        "Overlap gives the same share (corroboration); Date Train Test Leakage Duplicates 20% -> 0.3 (same factor)."
+        "x0.7 when it cannot be measured. Deepchecks' Date Train Test Leakage Overlap gives the "
+        "same share (corroboration); Date Train Test Leakage Duplicates 20% -> 0.3 (same factor)."
     )
     explains = ("label_drift", "feature_drift", "prediction_drift", "overfitting")
     checks = ("Date Train Test Leakage Overlap", "Date Train Test Leakage Duplicates")
 
     def _factor(self, artifact) -> tuple[float, float | None]:
         association, dependence = time_dependence(artifact)
-        if measured_flattery(artifact) is not None:
-            return TIME_DEPENDENCE_FACTOR[-1][1], association
         if dependence is None:
             return UNKNOWN_DEPENDENCE_FACTOR, None
         return interp(dependence, TIME_DEPENDENCE_FACTOR), association
@@ -114,13 +96,6 @@ class TemporalLeakage(Rule):
         detail = f"{pct(share)} of test rows are dated before the latest training date ({column!r})"
         if association is not None:
             detail += f"; the date's association with the label on train is {association:.2f}"
-        flattery = measured_flattery(artifact)
-        if flattery is not None:
-            detail += (
-                f"; refitted on the earliest rows and scored on the latest, the model scores "
-                f"{flattery.score_after:.3f} against {flattery.score_before:.3f} on random "
-                f"splits (noise {flattery.noise:.3f})"
-            )
         yield self.signal(
             "dataset",
             score=interp(share, BEFORE_SCORE) * factor,
