@@ -734,31 +734,3 @@ def test_slice_error_noise_is_optional_in_old_artifacts():
                           rate=0.3, rate_low=0.2, rate_high=0.4, overall_rate=0.05,
                           mean_confidence=0.95)
     assert old.n_wrong is None and old.expected_wrong is None and old.expected_wrong_var is None
-
-
-def test_slice_error_noise_rule_scores_the_excess_beyond_the_null_count():
-    from deepfix_agents.rules.overconfident_slice import excess_beyond_noise
-
-    # 64 confident rows said 0.99, 13 wrong, 4.5 expected: the Wilson interval (centred
-    # on the observed 20%) leaves an excess of 0.05 above the expected 7%, the null's
-    # Poisson-binomial count (variance 4.2: sd 2.05) one of 0.07
-    old = SliceConfidence(description="age <= 34", features=["age"], kind="overconfident",
-                          n_rows=77, share=0.27, n_confident=64, rate=0.2031,
-                          rate_low=0.1227, rate_high=0.3171, overall_rate=0.0701,
-                          mean_confidence=0.98, share_of_confident_errors=0.43)
-    new = old.model_copy(update={"n_wrong": 13, "expected_wrong": 4.4864,
-                                 "expected_wrong_var": 4.17})
-    assert excess_beyond_noise(old) == pytest.approx(0.1227 - 0.0701)
-    assert excess_beyond_noise(new) == pytest.approx((13 - 4.4864 - 1.96 * 4.17 ** 0.5) / 64)
-    rule = RULES.get("overconfident_slice")()
-    summary = ConfidenceSummary(n_rows=284, threshold=0.8, confident_error_rate=0.12,
-                                n_confident=240, slices=[old])
-    before = list(rule.detect_model(_artifact(confidence=summary)))
-    after = list(rule.detect_model(_artifact(confidence=summary.model_copy(
-        update={"slices": [new]}))))
-    assert before and after and after[0].score > before[0].score
-    # no more errors than the null predicts: nothing, however narrow the interval
-    calm = new.model_copy(update={"n_wrong": 6})
-    assert excess_beyond_noise(calm) < 0
-    assert not list(rule.detect_model(_artifact(confidence=summary.model_copy(
-        update={"slices": [calm]}))))

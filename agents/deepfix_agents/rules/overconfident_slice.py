@@ -9,11 +9,8 @@ slice search (``artifact.confidence``); a slice counts when the Wilson interval 
 confident-error rate lies above the error rate the model *claims* there (one minus its
 mean top probability on the slice) plus the overconfidence it shows outside the slice
 on the same class and confidence band (global miscalibration stays
-``poor_calibration``'s). Severity is the excess beyond the noise of a model erring at
-that expected rate: the observed error count minus the upper limit of the null's
-Poisson-binomial count (its variance measured row by row by the testing step).
-Needlessly unsure slices are reported too, never above ``low``: hedging costs review
-time, not wrong decisions.
+``poor_calibration``'s). Needlessly unsure slices are reported too, never above
+``low``: hedging costs review time, not wrong decisions.
 """
 
 from __future__ import annotations
@@ -31,26 +28,6 @@ UNDERCONFIDENT_CAP = 0.35
 UNDER_SCORE = ((0.1, 0.0), (0.2, 0.2), (0.35, 0.35))
 #: the slice holds this share of all confident errors -> it explains poor calibration
 EXPLAINS_CALIBRATION = 0.5
-
-
-#: two-sided 95% normal quantile, the same level as the slice's Wilson interval
-Z = 1.96
-
-
-def excess_beyond_noise(item) -> float:
-    """How far the slice's confident-error rate lies above what the model would show by
-    chance if it erred at the expected rate. With the testing step's count model
-    (round 32: ``n_wrong``, ``expected_wrong``, ``expected_wrong_var``) this is the
-    observed count minus the upper 97.5% limit of the null's Poisson-binomial count
-    (mean ``expected_wrong``, standard error ``sqrt(expected_wrong_var)``), per confident
-    row: a model that says 0.99 on every row of the slice has a tiny null noise, so a few
-    extra errors there are already telling, while the Wilson interval, centred on the
-    observed rate, is as wide as the slice's errors are many. Without it (artifacts
-    written before), the lower end of the Wilson interval minus the expected rate."""
-    if item.n_wrong is None or item.expected_wrong is None or item.expected_wrong_var is None:
-        return item.rate_low - item.overall_rate
-    noise = Z * max(item.expected_wrong_var, 0.0) ** 0.5
-    return (item.n_wrong - item.expected_wrong - noise) / max(item.n_confident, 1)
 
 
 @register_rule
@@ -85,14 +62,13 @@ class OverconfidentSlice(Rule):
         "the overall score and gate releases on it.",
     )
     severity_policy = (
-        "The slice's confident-error rate (top probability >= 0.8) beyond the upper 97.5% "
-        "limit of the error count a model erring at the expected rate would show "
-        "(Poisson-binomial, per row; older artifacts: the lower end of the Wilson interval "
-        "of the rate minus the expected rate), the rate expected there being: the error "
-        "rate the model claims on the slice (one minus its mean top probability) plus the "
-        "overconfidence it shows outside the slice on the same class and confidence band "
-        "(on the other rows at any confidence when nearly all its confident predictions "
-        "fall in the slice): 0.03 -> 0, 0.1 -> 0.45, 0.2 -> 0.6, 0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
+        "Lower end of the Wilson interval of the slice's confident-error rate (top probability"
+        " >= 0.8) minus the rate expected there: the error rate the model claims on the "
+        "slice (one minus its mean top probability) plus the overconfidence it shows outside "
+        "the slice on the same class and confidence band (on the other rows at any "
+        "confidence when nearly all its confident predictions fall in the slice): 0.03 -> 0, "
+        "0.1 -> 0.45, 0.2 -> 0.6, "
+        "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
         "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
         "Underconfident slices (mean top probability < 0.65 while the lower end of the "
         "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low."
@@ -105,7 +81,7 @@ class OverconfidentSlice(Rule):
             return
         for item in summary.slices[:3]:
             if item.kind == "overconfident":
-                excess = excess_beyond_noise(item)
+                excess = item.rate_low - item.overall_rate
                 score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
                 detail = (
                     f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
