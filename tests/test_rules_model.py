@@ -2875,3 +2875,21 @@ def test_seg32_planted_segment_stays_beyond_its_own_noise():
                        error=5.834, overall_error=3.0446, error_std=4.044)
     spread = math.sqrt(4.2605**2 - 3.0446**2)
     assert _z_abs_error(seg, 120, spread) > scan_z(6)
+
+
+def test_unu32_knn_zero_within_its_weakest_read_input_is_not_unread():
+    """A wide k-NN (36 pixels) moves its vote shares only when the neighbour set changes:
+    its weakest read pixel moves 0.8% of rows, so a pixel moving 0 of 80 changed rows is
+    what a read pixel does by chance (0.992^80 = 0.54) and not evidence that it never
+    reaches the model; when every read input moves >= 11% of rows, a zero over 80 rows is
+    (0.89^80 < 0.001)."""
+    from deepfix_agents.rules.unused_features import unread_inputs
+
+    weak = _reads("sklearn.neighbors.KNeighborsClassifier",
+                  {"a": 0.0, "b": 0.0077, "c": 0.3})
+    weak.interventions[-1].values["min_changed"] = 80.0
+    assert unread_inputs(weak) == []
+    strong = _reads("sklearn.neighbors.KNeighborsClassifier",
+                    {"a": 0.0, "b": 0.11, "c": 0.3})
+    strong.interventions[-1].values["min_changed"] = 80.0
+    assert unread_inputs(strong) == ["a"]

@@ -72,6 +72,15 @@ SHUFFLE_UNREAD = "shuffling it changes no prediction"
 OUTPUT_UNREAD = "shuffling it moves no output of the model"
 #: sampled test rows under which ``shuffle_reads`` is not read
 MIN_READ_ROWS = 20
+#: an input moving no output counts as unread only when the model's least-read other
+#: input, at its own rate, would have moved at least one of the changed rows with this
+#: probability: a k-NN's vote shares are piecewise constant (a column moves them only
+#: when it changes the neighbour set), so on a wide k-NN a read but minor pixel can move
+#: 0 of 80 rows when its weakest read sibling moves 0.8% (chance of no move 0.54)
+UNREAD_CONFIDENCE = 0.99
+#: the fewest changed rows behind any recorded share (the testing step records an input
+#: only when its shuffle changed at least this many sampled rows)
+MIN_CHANGED_ROWS = 30
 #: the testing step's refit without the noise columns (``drop_noise_features``): the
 #: score it wins back counts when beyond this many standard errors of the paired
 #: difference (a claim that a measured symptom has this cause, so as sure as the
@@ -243,8 +252,12 @@ def unread_inputs(artifact) -> list[str]:
     L1 penalty computes its output from every input it is given, so an exact zero over
     dozens of rows is no sampling accident: the column does not reach the model (on DEV,
     every clean dense model moved at least 11% of rows for every input; the dropped
-    columns moved none). Empty for sparse learners (a tree never reads a column it did
-    not split on, by design), label-only outputs and older artifacts."""
+    columns moved none). A k-NN moves its vote shares only when the neighbour set
+    changes, so a zero counts only when even the model's least-read other input, at its
+    own rate, would have moved one of the changed rows with 99% probability
+    (:data:`UNREAD_CONFIDENCE`; a smooth learner moves nearly every row, so this holds
+    at once). Empty for sparse learners (a tree never reads a column it did not split
+    on, by design), label-only outputs and older artifacts."""
     if sparse_learner(artifact):
         return []
     for measured in artifact.interventions:
@@ -255,6 +268,10 @@ def unread_inputs(artifact) -> list[str]:
         shares = measured.per_feature
         if max(shares.values()) <= 0:
             return []  # moves with nothing: says nothing about any one input
+        weakest_read = min(share for share in shares.values() if share > 0)
+        changed = max(measured.values.get("min_changed") or 0, MIN_CHANGED_ROWS)
+        if (1.0 - weakest_read) ** changed > 1.0 - UNREAD_CONFIDENCE:
+            return []  # a column read as weakly as its weakest sibling could move none
         return sorted(name for name, share in shares.items() if share == 0.0)
     return []
 
