@@ -56,11 +56,14 @@ def diagnose_with_rules(artifact: ArtifactData, *, calibration: bool = False) ->
     set the findings' confidence, severity and order; their evidence and explanations
     stay the rules'. The evaluator turns it on unless the user's config says
     ``calibration: false``; this function defaults to the rules alone, which is what the
-    corpus fits the calibration on.
+    corpus fits the calibration on. It applies to tabular artifacts only: the corpus it
+    was fitted on is tabular, and on text or image data its category priors are an
+    extrapolation (a colour cast's feature drift, measured on image properties, was
+    demoted to low by a calibration that never saw one), so those keep the rules' own.
     """
     signals, errors = run_analyzers(artifact)
     findings = reason(signals, artifact)
-    if calibration:
+    if calibration and artifact.modality == "tabular":
         from deepfix_agents.calibration import calibrate_findings
 
         findings = calibrate_findings(findings, signals)
