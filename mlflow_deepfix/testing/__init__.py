@@ -169,23 +169,16 @@ def _interventions(inputs, config, test, train, predictions, dataset, cat_featur
     """Measured harm (:mod:`~.interventions`); never stops the evaluation. The spurious
     probe's shuffle importance on evaluation rows tells which weaker leak candidates the
     model relies on."""
-    from mlflow_deepfix.testing.interventions import run_interventions
+    from mlflow_deepfix.testing.interventions import refit_inputs, run_interventions
 
     reliance = (
         {f.feature: f.importance_test for f in spurious.features} if spurious is not None else {}
     )
     try:
         found, extra = run_interventions(
-            task=inputs.task,
-            target=inputs.target,
-            features=[c for c in inputs.feature_names if c != inputs.target],
-            cat_features=list(cat_features),
-            train=train,
-            test=test,
+            **refit_inputs(inputs, config.seed, train, test, cat_features),
             pred_test=predictions.test,
             dataset=dataset,
-            adapter=inputs.adapter,
-            seed=config.seed,
             reliance=reliance,
         )
     except Exception as error:  # noqa: BLE001 - measurements are optional evidence

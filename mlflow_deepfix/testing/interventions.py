@@ -444,6 +444,24 @@ def _contiguous_integers(values: np.ndarray) -> bool:
 # --------------------------------------------------------------------------- public API
 
 
+def refit_inputs(inputs: Any, seed: int, train: pd.DataFrame | None, test: pd.DataFrame,
+                 cat_features: Any) -> dict[str, Any]:
+    """The keyword arguments every refitting measurement shares (this module's
+    :func:`run_interventions`, :func:`~mlflow_deepfix.testing.time_split.measure_time_split`):
+    one place that says which columns are features (every input column but the target)
+    and which model is cloned, so two measurements cannot disagree about either."""
+    return {
+        "task": inputs.task,
+        "target": inputs.target,
+        "features": [c for c in inputs.feature_names if c != inputs.target],
+        "cat_features": list(cat_features),
+        "train": train,
+        "test": test,
+        "adapter": inputs.adapter,
+        "seed": seed,
+    }
+
+
 def run_interventions(**kwargs: Any) -> tuple[list[Intervention], list[str]]:
     """Run the chance-level measurement and the refits the pre-signals call for (see
     :func:`_run_interventions` for the arguments), with native thread pools limited to

@@ -510,7 +510,7 @@ def segment_errors(
                     n_rows=n,
                     error=round(float(np.mean(errors[member])), 6),
                     overall_error=round(overall, 6),
-                    baseline_error=round(_constant_guess_error(truth[member], classification), 6),
+                    baseline_error=round(categories[index][3], 6),
                     overall_baseline_error=round(overall_baseline, 6),
                     error_std=_rounded_std(errors[member]),
                     rest_error_std=_rounded_std(errors[rest]),
@@ -543,10 +543,12 @@ def _category_aggregates(
     errors: np.ndarray,
     truth: np.ndarray,
     classification: bool,
-) -> list[tuple[int, float, float]]:
-    """(rows, summed error, rows x constant-guess error) of every category of a feature,
-    on rows with a finite error; one pass over the rows plus one constant guess per
-    category (at most MAX_SEGMENT_VALUES)."""
+) -> list[tuple[int, float, float, float]]:
+    """(rows, summed error, rows x constant-guess error, constant-guess error) of every
+    category of a feature, on rows with a finite error; one pass over the rows plus one
+    constant guess per category (at most MAX_SEGMENT_VALUES), which the segment itself
+    reuses as its ``baseline_error``. A category whose constant guess is exact counts
+    no rows towards its siblings' aggregates (first three entries 0)."""
     out = []
     for index in range(n_values):
         member = (codes == index) & finite
@@ -554,13 +556,13 @@ def _category_aggregates(
         baseline = _constant_guess_error(truth[member], classification) if n else 0.0
         if baseline <= 0:
             # a constant guess is exact (one row, one target value): no skill to measure
-            out.append((0, 0.0, 0.0))
+            out.append((0, 0.0, 0.0, baseline))
             continue
-        out.append((n, float(errors[member].sum()), n * baseline))
+        out.append((n, float(errors[member].sum()), n * baseline, baseline))
     return out
 
 
-def _siblings(categories: list[tuple[int, float, float]], index: int) -> dict[str, Any]:
+def _siblings(categories: list[tuple[int, float, float, float]], index: int) -> dict[str, Any]:
     """The sibling aggregates of :class:`SegmentScore` for category ``index``."""
     n = sum(c[0] for i, c in enumerate(categories) if i != index)
     if n == 0:

@@ -44,6 +44,7 @@ from mlflow_deepfix.testing.interventions import (
     _Scorer,
     _str_keys,
     _template,
+    refit_inputs,
 )
 from mlflow_deepfix.testing.stats import is_classification, sample_index
 
@@ -104,15 +105,7 @@ def time_split_gap(
 
         with threadpool_limits(limits=1):
             found = measure_time_split(
-                task=inputs.task,
-                target=inputs.target,
-                features=[c for c in inputs.feature_names if c != inputs.target],
-                cat_features=list(cat_features),
-                train=train,
-                test=test,
-                column=column,
-                adapter=inputs.adapter,
-                seed=config.seed,
+                **refit_inputs(inputs, config.seed, train, test, cat_features), column=column
             )
     except Exception as error:  # noqa: BLE001 - measurements are optional evidence
         logger.warning("time split failed: %s: %s", type(error).__name__, error)
