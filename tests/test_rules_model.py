@@ -2893,3 +2893,47 @@ def test_unu32_knn_zero_within_its_weakest_read_input_is_not_unread():
                     {"a": 0.0, "b": 0.11, "c": 0.3})
     strong.interventions[-1].values["min_changed"] = 80.0
     assert unread_inputs(strong) == ["a"]
+
+
+# --- round 33: ld33 ---
+
+
+def _shifted_calibration(ece, test_labels, noise=0.079, gap=0.134):
+    """A time-ordered binary split whose test sample favours class '1' (44% of train, 56%
+    of test on 840 / 252 rows): an overfitted boosting model states 82% confidence and is
+    right on 68% of the rows."""
+    perf = modified(HEALTHY_PERF, calibration_error=ece, calibration_noise=noise,
+                    confidence_gap=gap, scores={"test": {"accuracy": 0.683}})
+    return artifact(performance=perf, n_train=840, n_test=252,
+                    train_labels={"0": 0.56, "1": 0.44}, test_labels=test_labels)
+
+
+def test_ld33_label_shift_accounts_for_the_miscalibration_it_can_cause():
+    """A prior shift of the test split moves a train-calibrated model's calibration error
+    by at most the shares' total variation (0.12): an ECE 0.10 beyond its noise is then no
+    measured miscalibration of the model's own (low, not medium), and the label drift that
+    explains it ranks ahead. Without the shift the same ECE is medium; an ECE far beyond
+    noise plus the shift stays medium or more."""
+    from deepfix_agents.rules.poor_calibration import label_shift
+
+    moved = {"0": 0.44, "1": 0.56}
+    shifted = _shifted_calibration(0.183, moved)
+    found = label_shift(shifted)
+    assert found is not None and found["tv"] == pytest.approx(0.12)
+    assert found["z"] > 2.0
+    severity, _, signals = assess("poor_calibration", shifted)
+    assert severity == "low"
+    own = next(s for s in signals if s.source == "model")
+    assert "total variation, 0.12" in own.evidence.detail
+    assert "accounts for all of this miscalibration" in own.evidence.detail
+    signals = [s for r in RULES for src in SOURCES for s in r().detect(src, shifted)]
+    order = [f.category for f in reason(signals, shifted)]
+    assert order.index("label_drift") < order.index("poor_calibration")
+
+    same = _shifted_calibration(0.183, {"0": 0.56, "1": 0.44})
+    assert label_shift(same) is None
+    assert assess("poor_calibration", same)[0] == "medium"
+    # far beyond what the shift can add: the model's own miscalibration stays
+    assert assess("poor_calibration", _shifted_calibration(0.40, moved))[0] in ("medium", "high")
+    # a share difference within sampling noise takes nothing out
+    assert label_shift(_shifted_calibration(0.183, {"0": 0.53, "1": 0.47})) is None

@@ -30,6 +30,17 @@ Three measurements beyond the ECE:
   signal nor overfitting does that (both reproduce the training shares); class weights,
   resampling or a prior mismatch do. Then the miscalibration, not a lack of signal,
   explains a near-chance score, and this finding names it.
+
+**What a label shift of the test split accounts for**: when the test split's class
+shares differ from training's beyond sampling noise (an unrepresentative test sample,
+a later period), a model calibrated for the training shares is miscalibrated on the test
+rows by the shift itself. Under a prior shift each row's true probability of a class moves
+toward the class that became more common; on a binary task every row moves the same way,
+so the mean absolute move is the calibration-in-the-large error of a train-calibrated
+model, |Δp| (1 - (E[p | 1] - E[p | 0])), at most |Δp|, the shares' total variation, and a
+binned ECE rises by at most that much. The miscalibration measured beyond noise *and*
+beyond that bound is the model's own; within it, the label drift (which explains
+calibration) is the upstream cause and this finding stays low, behind it.
 """
 
 from __future__ import annotations
@@ -67,6 +78,13 @@ GAP_Z = 1.96
 #: share of the ECE to name a direction: below it the model is off both ways (over in
 #: some bins, under in others) and the words say so
 DIRECTION_SHARE = 0.5
+
+#: a class share moved by at least this many standard errors of sampling noise between
+#: the splits counts as a label shift whose share of the miscalibration is taken out
+#: (label_drift's own bar for a shift beyond noise)
+LABEL_SHIFT_Z = 2.0
+#: a miscalibration the label shift can account for is reported at most at this score (low)
+LABEL_SHIFT_CAP = 0.39
 
 #: fixes when the model states less confidence than it has: what flattens probabilities
 UNDERCONFIDENT_FIXES = (
@@ -140,6 +158,31 @@ def confident_overclaim(artifact) -> dict | None:
         return None
     return {"n": summary.n_confident, "rate": summary.confident_error_rate, "low": low,
             "claimed": claimed, "threshold": summary.threshold}
+
+
+def label_shift(artifact) -> dict | None:
+    """The test split's class shares against training's when they differ beyond sampling
+    noise (the most moved class's share at least ``LABEL_SHIFT_Z`` standard errors off):
+    {"tv": total variation of the shares, "label", "train_share", "test_share", "z"}.
+    The total variation bounds how far a prior shift alone moves a train-calibrated
+    model's calibration error (module docstring). None without both splits' shares or
+    within noise."""
+    from deepfix_agents.rules.label_drift import share_shift_z, total_variation
+
+    dataset = artifact.dataset
+    if dataset.train is None:
+        return None
+    train, test = dataset.train.label_distribution, dataset.test.label_distribution
+    if not train or not test:
+        return None
+    moved = max(set(train) | set(test),
+                key=lambda k: (abs(train.get(k, 0.0) - test.get(k, 0.0)), k))
+    z = share_shift_z(train.get(moved, 0.0), dataset.train.n_rows, test.get(moved, 0.0),
+                      dataset.test.n_rows)
+    if z < LABEL_SHIFT_Z:
+        return None
+    return {"tv": total_variation(train, test), "label": moved,
+            "train_share": train.get(moved, 0.0), "test_share": test.get(moved, 0.0), "z": z}
 
 
 def direction(ece: float, gap: float | None) -> str | None:
@@ -252,7 +295,11 @@ class PoorCalibration(Rule):
         "the 95% Wilson interval of their error rate, the evidence names that rate (the "
         "severity stays the ECE's). A class predicted 2x as often as it occurs and by"
         " 10 points more, on train and on test (a shifted prior: class weights, "
-        "resampling), makes this finding the cause of a near-chance score."
+        "resampling), makes this finding the cause of a near-chance score. When the test "
+        "split's class shares differ from training's by 2 standard errors or more, the "
+        "excess is scored less their total variation (what the label shift alone can add "
+        "to a train-calibrated model's error), and at most low (0.39) when that leaves "
+        "nothing beyond the bands."
     )
     explains = ("decision_threshold", "weak_segment")
     checks = ("Calibration Score",)
@@ -275,8 +322,16 @@ class PoorCalibration(Rule):
         excess = ece - noise
         if beyond_gap is not None:
             excess = max(excess, beyond_gap)
-        return {"ece": ece, "score": interp(excess, ECE_SCORE), "n_test": n_test,
-                "noise": noise, "gap_excess": beyond_gap}
+        score = interp(excess, ECE_SCORE)
+        shift = label_shift(artifact)
+        if shift is not None and score > 0:
+            # the part a prior shift of the test split can produce is the split's, not the
+            # model's: score what lies beyond it, and at most low when nothing does (the
+            # label drift, which explains calibration, then ranks ahead as the cause)
+            score = min(score, max(interp(excess - shift["tv"], ECE_SCORE), LABEL_SHIFT_CAP))
+        return {"ece": ece, "score": score, "n_test": n_test,
+                "noise": noise, "gap_excess": beyond_gap, "excess": excess,
+                "label_shift": shift}
 
     def detect_model(self, artifact):
         own = self._own(artifact)
@@ -324,6 +379,18 @@ class PoorCalibration(Rule):
                 f" of test rows ({pct(shift['train_predicted'])} of its training rows) "
                 f"though it is {pct(shift['share'])} of them: its probabilities are shifted "
                 "toward it (class weights, resampling or a prior mismatch)"
+            )
+        moved = own["label_shift"]
+        if moved is not None:
+            within = own["excess"] - moved["tv"] <= 0
+            detail += (
+                f"; the test split's class shares moved (class {moved['label']!r} "
+                f"{pct(moved['train_share'])} of train, {pct(moved['test_share'])} of test, "
+                f"{moved['z']:.1f} standard errors): a model calibrated for the training "
+                f"shares is off by up to their total variation, {moved['tv']:.2f}, on these "
+                "rows by the shift alone"
+                + (", which accounts for all of this miscalibration: at most low"
+                   if within else "")
             )
         gap = artifact.performance.confidence_gap
         way = direction(own["ece"], gap)
