@@ -2937,3 +2937,46 @@ def test_ld33_label_shift_accounts_for_the_miscalibration_it_can_cause():
     assert assess("poor_calibration", _shifted_calibration(0.40, moved))[0] in ("medium", "high")
     # a share difference within sampling noise takes nothing out
     assert label_shift(_shifted_calibration(0.183, {"0": 0.53, "1": 0.47})) is None
+
+
+# --- round 33: of33 ---
+
+
+def _small_binary_near_chance(*, n_train, ladder_cv, ladder_test=0.54):
+    """A binary model at f1_macro 0.563 on 80 test rows (chance 0.494 +/- 0.054, within
+    noise), a dummy at 0.40 and one linear rung at ``ladder_cv`` in cross-validation on
+    ``n_train`` training rows and ``ladder_test`` on test."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.91, test_score=0.563,
+                    best_threshold=None, f1_at_default=None, f1_at_best=None)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.401, test_score=0.398),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=ladder_cv,
+                       test_score=ladder_test),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_train=n_train, n_test=80)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.494,
+        score_after=0.563, noise=0.054, n_rows=80,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_of33_cv_signal_within_its_own_rows_noise_shows_no_signal():
+    """A rung 0.001 above chance in cross-validation on 185 rows (a score's standard error
+    there is up to 0.037) shows no signal at all, so the model within noise of chance is
+    at chance: high, and with no rung clearly above chance on test the labels look
+    unrelated to the features. The same weak 0.04 signal resolved on 5,000 training rows
+    (2 standard errors 0.014) is one the 80 test rows cannot resolve: too noisy to tell.
+    A regression R2 has no worst-case bound, so any positive signal keeps counting there
+    (test_weak_signal_the_test_split_cannot_resolve_is_not_at_chance)."""
+    from deepfix_agents.rules.underfitting import cv_resolves
+
+    unresolved = _small_binary_near_chance(n_train=185, ladder_cv=0.495)
+    assert assess_all("underfitting", unresolved) == "high"
+    findings = reason(_all_signals(unresolved), unresolved)
+    assert findings[0].category == "underfitting"
+    assert "unrelated" in findings[0].title
+    resolved = _small_binary_near_chance(n_train=5000, ladder_cv=0.534)
+    assert assess_all("underfitting", resolved) in HEALTHY
+    assert not cv_resolves(unresolved, 0.001)
+    assert cv_resolves(resolved, 0.04)

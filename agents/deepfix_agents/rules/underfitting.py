@@ -103,13 +103,41 @@ def too_noisy_to_tell(artifact, measured) -> bool:
             return holds and signal >= LADDER_SIGNAL
         # a clear signal (LADDER_SIGNAL), or a weak but positive one that this test
         # split could not resolve anyway: a model that captured all of it would read as
-        # within noise of chance here too, so being there measures no harm
-        return holds and (signal >= LADDER_SIGNAL or 0 < signal <= CHANCE_NOISE_UNITS * noise)
+        # within noise of chance here too, so being there measures no harm. The weak
+        # signal must be one the training rows did resolve (:func:`cv_resolves`): a
+        # cross-validated score within the noise of its own rows shows no signal at all
+        return holds and (
+            signal >= LADDER_SIGNAL
+            or (cv_resolves(artifact, signal) and signal <= CHANCE_NOISE_UNITS * noise)
+        )
 
     return (
         any(shows(b) for b in ladder)
         and measured.score_after >= best_test - CHANCE_NOISE_UNITS * noise
     )
+
+
+def cv_resolves(artifact, signal: float) -> bool:
+    """Whether a rung's cross-validated signal over chance (``signal``) is beyond the
+    sampling noise of a score on the training rows it was cross-validated on.
+
+    The weak-signal reading of :func:`too_noisy_to_tell` (a signal the test split
+    cannot resolve) stands on the training rows having shown that signal; a
+    cross-validated score within ``CHANCE_NOISE_UNITS`` standard errors of chance on
+    those rows shows none, and a model within noise of chance on test is then simply at
+    chance. A classification score (accuracy, F1) on ``n`` rows has a standard error of
+    at most 0.5/sqrt(n) (a proportion's worst case, the bound the test split's margins
+    use too). A regression R2 has no such bound (heavy-tailed targets make it far
+    noisier, and the artifact keeps no fold spread), so there any positive signal
+    keeps counting as resolved."""
+    if signal <= 0:
+        return False
+    if artifact.task == "regression":
+        return True
+    n_train = artifact.dataset.train.n_rows if artifact.dataset.train is not None else 0
+    if not n_train:
+        return True
+    return signal > CHANCE_NOISE_UNITS * 0.5 / n_train**0.5
 
 
 #: binary: the model's F1 at its best threshold above the all-positive F1 2p/(1+p) by
@@ -267,9 +295,10 @@ class Underfitting(Rule):
         "model above chance on its point score and level with the ladder on test, a rung of "
         "which holds its cross-validated score on test within the noise and shows a signal "
         "there: 0.05 over chance, or any positive one within 2 noise units, which these rows "
-        "could not resolve; a model within 1 noise unit below chance is level with a rung "
-        "showing 0.05); when no baseline beats chance (or the model, when it lands "
-        "below chance) by 2 noise units + 0.05, the labels look unrelated to the features "
+        "could not resolve but the training rows did (classification: beyond 2 x "
+        "0.5/sqrt(training rows), a score's worst-case standard error there); a model "
+        "within 1 noise unit below chance is level with a rung showing 0.05); when no "
+        "baseline beats chance (or the model, when it lands below chance) by 2 noise units + 0.05, the labels look unrelated to the features "
         "and the finding absorbs the symptoms "
         "(degenerate predictions, overfitting, calibration, segments, threshold), except "
         "the overfitting of a model that fitted training labels measurably noisier than "
