@@ -2893,3 +2893,62 @@ def test_unu32_knn_zero_within_its_weakest_read_input_is_not_unread():
                     {"a": 0.0, "b": 0.11, "c": 0.3})
     strong.interventions[-1].values["min_changed"] = 80.0
     assert unread_inputs(strong) == ["a"]
+
+
+# --- round 33: sl33 ---
+
+
+def _sl33_at_chance_with_slice(n_wrong, distribution=None):
+    """Binary f1_macro 0.538 against 0.494 for shuffled labels (noise 0.028, 360 rows):
+    within the guard's 2 noise units of chance. One overconfident slice of 73 confident
+    rows where the model's stated confidence expects 12.3 errors (variance 9.0)."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.70, test_score=0.538,
+                    prediction_distribution=distribution or {"0": 0.75, "1": 0.25})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.494,
+        score_after=0.538, noise=0.028, n_rows=360,
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.40, test_score=0.40),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.46, test_score=0.47),
+    ]
+    top = SliceConfidence(
+        description="precipitation > 1.85", features=["precipitation"], kind="overconfident",
+        n_rows=90, share=0.25, n_confident=73, rate=n_wrong / 73, rate_low=0.47,
+        rate_high=0.69, overall_rate=0.168, mean_confidence=0.985,
+        share_of_confident_errors=0.83, n_wrong=n_wrong, expected_wrong=12.3,
+        expected_wrong_var=9.0,
+    )
+    summary = ConfidenceSummary(n_rows=360, threshold=0.8, confident_error_rate=0.306,
+                                n_confident=170, slices=[top])
+    data = artifact(performance=perf, baselines=baselines, n_test=360)
+    return data.model_copy(update={"interventions": [chance], "confidence": summary})
+
+
+def test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_explains_it():
+    """43 confident errors where 12.3 are expected (less 2 SDs: 24.7 rows, 0.069 of
+    360) lift the score 0.044 above chance past the guard's bar of 0.056: the slice is
+    the cause of the chance-level score and takes the chance evidence. 16 errors (an
+    excess under its noise) explain nothing; nor does a slice of a model whose decisions
+    collapse onto one class (at chance on every row)."""
+    from deepfix_agents.rules.overconfident_slice import excess_errors, slice_explains_chance
+    from deepfix_agents.rules.underfitting import at_chance
+
+    harmful = _sl33_at_chance_with_slice(43)
+    assert at_chance(harmful) is not None
+    assert excess_errors(harmful.confidence.slices[0]) == pytest.approx(43 - 12.3 - 6.0)
+    assert slice_explains_chance(harmful)
+    assert "underfitting" in RULES.get("overconfident_slice")().explains_for(harmful)
+    assert not slice_explains_chance(_sl33_at_chance_with_slice(16))
+    collapsed = _sl33_at_chance_with_slice(43, {"0": 0.99, "1": 0.01})
+    assert not slice_explains_chance(collapsed)
+    assert "underfitting" not in RULES.get("overconfident_slice")().explains_for(collapsed)
+    # no count recorded (artifacts from before round 32): nothing changes
+    old = harmful.confidence.slices[0].model_copy(update={"n_wrong": None})
+    assert excess_errors(old) is None
+    # the full reasoner: one finding, the slice, holding the chance evidence
+    findings = _diagnose(harmful)
+    categories = [f.category for f in findings]
+    assert "underfitting" not in categories
+    slice_finding = next(f for f in findings if f.category == "overconfident_slice")
+    assert any(e.check == "chance_level" for e in slice_finding.evidence)
