@@ -2980,3 +2980,131 @@ def test_of33_cv_signal_within_its_own_rows_noise_shows_no_signal():
     assert assess_all("underfitting", resolved) in HEALTHY
     assert not cv_resolves(unresolved, 0.001)
     assert cv_resolves(resolved, 0.04)
+
+
+# --- round 33: sl33 ---
+
+
+def _sl33_at_chance_with_slice(n_wrong, distribution=None):
+    """Binary f1_macro 0.538 against 0.494 for shuffled labels (noise 0.028, 360 rows):
+    within the guard's 2 noise units of chance. One overconfident slice of 73 confident
+    rows where the model's stated confidence expects 12.3 errors (variance 9.0)."""
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.70, test_score=0.538,
+                    prediction_distribution=distribution or {"0": 0.75, "1": 0.25})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.494,
+        score_after=0.538, noise=0.028, n_rows=360,
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.40, test_score=0.40),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.46, test_score=0.47),
+    ]
+    top = SliceConfidence(
+        description="precipitation > 1.85", features=["precipitation"], kind="overconfident",
+        n_rows=90, share=0.25, n_confident=73, rate=n_wrong / 73, rate_low=0.47,
+        rate_high=0.69, overall_rate=0.168, mean_confidence=0.985,
+        share_of_confident_errors=0.83, n_wrong=n_wrong, expected_wrong=12.3,
+        expected_wrong_var=9.0,
+    )
+    summary = ConfidenceSummary(n_rows=360, threshold=0.8, confident_error_rate=0.306,
+                                n_confident=170, slices=[top])
+    data = artifact(performance=perf, baselines=baselines, n_test=360)
+    return data.model_copy(update={"interventions": [chance], "confidence": summary})
+
+
+def test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_explains_it():
+    """43 confident errors where 12.3 are expected (less 2 SDs: 24.7 rows, 0.069 of
+    360) lift the score 0.044 above chance past the guard's bar of 0.056: the slice is
+    the cause of the chance-level score and takes the chance evidence. 16 errors (an
+    excess under its noise) explain nothing; nor does a slice of a model whose decisions
+    collapse onto one class (at chance on every row)."""
+    from deepfix_agents.rules.overconfident_slice import excess_errors, slice_explains_chance
+    from deepfix_agents.rules.underfitting import at_chance
+
+    harmful = _sl33_at_chance_with_slice(43)
+    assert at_chance(harmful) is not None
+    assert excess_errors(harmful.confidence.slices[0]) == pytest.approx(43 - 12.3 - 6.0)
+    assert slice_explains_chance(harmful)
+    assert "underfitting" in RULES.get("overconfident_slice")().explains_for(harmful)
+    assert not slice_explains_chance(_sl33_at_chance_with_slice(16))
+    collapsed = _sl33_at_chance_with_slice(43, {"0": 0.99, "1": 0.01})
+    assert not slice_explains_chance(collapsed)
+    assert "underfitting" not in RULES.get("overconfident_slice")().explains_for(collapsed)
+    # no count recorded (artifacts from before round 32): nothing changes
+    old = harmful.confidence.slices[0].model_copy(update={"n_wrong": None})
+    assert excess_errors(old) is None
+    # the full reasoner: one finding, the slice, holding the chance evidence
+    findings = _diagnose(harmful)
+    categories = [f.category for f in findings]
+    assert "underfitting" not in categories
+    slice_finding = next(f for f in findings if f.category == "overconfident_slice")
+    assert any(e.check == "chance_level" for e in slice_finding.evidence)
+
+
+def _sl33_origin_slice(failing=("Japan",), levels=3, broken_feature=False):
+    """An Auto-MPG-like regression (120 test rows, RMSE 4.26, MAE 3.04) where 'Year' goes
+    with MPG only inside Origin = USA (training sample) and the model applies it to the
+    other cars. Japan (23 rows, MAE 5.83, own spread 4.04) fails beyond noise; Europe
+    (20 rows) at MAE 3.57, or failing too (MAE 6.3) when listed in ``failing``."""
+    from mlflow_deepfix.schemas import (
+        FeatureAssociationShift,
+        SegmentScore,
+        SliceOnlyAssociation,
+        SpuriousSummary,
+    )
+
+    bad = (5.834, 4.044)
+    europe_error = (6.3, 3.3) if "Europe" in failing else (3.569, 3.261)
+    # the 77 American cars at MAE 2.075 in both cases
+    n_test = 120
+    overall = (bad[0] * 23 + europe_error[0] * 20 + 2.075 * 77) / n_test
+
+    def segment(value, n, error, std, baseline):
+        return SegmentScore(feature="Origin", value=value, share=n / n_test, n_rows=n,
+                            error=error, overall_error=overall, baseline_error=baseline,
+                            overall_baseline_error=6.0, error_std=std)
+
+    japan = segment("Japan", 23, *bad, 6.335)
+    europe = segment("Europe", 20, *europe_error, 5.075)
+    usa = segment("USA", 77, 2.075, 1.8, 5.36)
+    rmse = math.sqrt(overall**2 + 2.98**2)  # absolute errors spread at 2.98
+    perf = modified(HEALTHY_PERF, segments=[japan, europe, usa],
+                    scores={"test": {"rmse": rmse, "mae": overall, "r2": 0.69}})
+    cols = [col(f) for f in FEATURES] + [col("Origin", kind="categorical", n_unique=levels)]
+    data = artifact(task="regression", n_test=n_test, performance=perf,
+                    features=[*FEATURES, "Origin"], test_cols=cols, train_cols=cols)
+    relation = SliceOnlyAssociation(
+        feature="Year", slice_feature="Origin", slice_value="USA", n_inside=172,
+        n_outside=106, association_inside=0.62, association_outside=0.09,
+        difference_low=0.31, reliance_outside=0.25, reliance_inside=0.25,
+        marginal_shift=0.05)
+    features = [FeatureAssociationShift(
+        feature="batch", association_train=0.6, association_test=0.0, change_low=-0.7,
+        change_high=-0.5, marginal_shift=0.0, importance_train=0.3, importance_test=0.0,
+    )] if broken_feature else []
+    summary = SpuriousSummary(n_rows_train=278, n_rows_test=120, metric="r2",
+                              features=features, slice_only=[relation])
+    return data.model_copy(update={"spurious": summary})
+
+
+def test_sl33_a_failing_level_is_not_a_symptom_of_a_slice_only_relation():
+    """Japan's labels fail (MAE 5.83 against 2.38 on the other cars, beyond the scan's
+    bar) and 'Year' relates to MPG only inside USA: a level whose labels follow no
+    feature dilutes the outside association, and Europe, also outside the slice, is not
+    served worse, so the harm is Japan's alone. The weak segment is then not folded into
+    the slice-only relation. When every level outside the slice fails (the shortcut's
+    harm on all the rows it is applied to), with only two levels (the readings cannot be
+    told apart), or with a train/test break reported, the relation keeps explaining it."""
+    from deepfix_agents.rules.spurious_correlation import segment_failure_reads_as_slice
+    from deepfix_agents.rules.weak_segment import significant_segments
+
+    rule = RULES.get("spurious_correlation")()
+    confined = _sl33_origin_slice()
+    assert [s.value for s in significant_segments(confined)] == ["Japan"]
+    assert segment_failure_reads_as_slice(confined)
+    assert "weak_segment" not in rule.explains_for(confined)
+    spread = _sl33_origin_slice(failing=("Japan", "Europe"))
+    assert {s.value for s in significant_segments(spread)} == {"Japan", "Europe"}
+    assert "weak_segment" in rule.explains_for(spread)
+    assert "weak_segment" in rule.explains_for(_sl33_origin_slice(levels=2))
+    assert "weak_segment" in rule.explains_for(_sl33_origin_slice(broken_feature=True))

@@ -54,6 +54,23 @@ def flat_probabilities(artifact) -> dict | None:
             "metric": measured.metric}
 
 
+def one_class_collapse(artifact) -> tuple[str, float, float, float] | None:
+    """(label, its share of the test predictions, its share of the test labels, score)
+    for a classifier's most predicted class: the score is above 0 when that class takes
+    a dominant share of the predictions beyond its true share (a collapse onto one
+    class). None without both distributions."""
+    predicted = artifact.performance.prediction_distribution
+    truth = artifact.dataset.test.label_distribution if artifact.dataset.test else None
+    if not predicted or not truth:
+        return None
+    label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
+    true_share = truth.get(label, 0.0)
+    score = interp(share - true_share, EXCESS_SCORE) * interp(share, DOMINANCE_FACTOR)
+    if share >= 0.99 and max(truth.values()) < 0.95:
+        score = max(score, 0.8)
+    return label, share, true_share, score
+
+
 def reachable_r2(artifact) -> float | None:
     """The best R2 measured on this data: the model's on test, the baseline ladder's in
     cross-validation and on test (at most 1); None when none was measured. A
@@ -174,16 +191,10 @@ class DegeneratePredictions(Rule):
                 flat=True,
                 explained=flat["explained"],
             )
-        predicted = performance.prediction_distribution
-        truth = artifact.dataset.test.label_distribution
-        if not predicted or not truth:
+        collapse = one_class_collapse(artifact)
+        if collapse is None:
             return
-        label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
-        true_share = truth.get(label, 0.0)
-        excess = share - true_share
-        score = interp(excess, EXCESS_SCORE) * interp(share, DOMINANCE_FACTOR)
-        if share >= 0.99 and max(truth.values()) < 0.95:
-            score = max(score, 0.8)
+        label, share, true_share, score = collapse
         if score <= 0:
             return
         yield self.signal(

@@ -15,6 +15,8 @@ on the same class and confidence band (global miscalibration stays
 
 from __future__ import annotations
 
+import math
+
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 
@@ -28,6 +30,54 @@ UNDERCONFIDENT_CAP = 0.35
 UNDER_SCORE = ((0.1, 0.0), (0.2, 0.2), (0.35, 0.35))
 #: the slice holds this share of all confident errors -> it explains poor calibration
 EXPLAINS_CALIBRATION = 0.5
+#: standard deviations of the null count (a model erring at its stated rate, the
+#: Poisson-binomial ``expected_wrong_var``) taken off the slice's excess of confident
+#: errors before that excess counts as harm: the usual two-sided 95% margin
+EXCESS_MARGIN = 2.0
+
+
+def excess_errors(item) -> float | None:
+    """Confident errors on an overconfident slice beyond what the model's own confidence
+    there (and its miscalibration elsewhere) accounts for, less ``EXCESS_MARGIN``
+    standard deviations of that expectation's noise: a lower bound on the wrong answers
+    the slice's overconfidence costs, in rows. None in artifacts without the count."""
+    if item.kind != "overconfident" or item.n_wrong is None or item.expected_wrong is None:
+        return None
+    spread = math.sqrt(max(item.expected_wrong_var or 0.0, 0.0))
+    return item.n_wrong - item.expected_wrong - EXCESS_MARGIN * spread
+
+
+def slice_explains_chance(artifact) -> bool:
+    """Whether an overconfident slice accounts for a no-better-than-chance test score:
+    the model is within noise of chance (``underfitting.at_chance``), and with the
+    slice's excess confident errors (:func:`excess_errors`, a lower bound) answered
+    right it would clear the chance guard's bar. Its score is then the slice's cost,
+    not a model that learned nothing: outside the slice it is measurably better than
+    chance. Each corrected row lifts accuracy by 1/n, and a macro F1 by about as much
+    (the guard's measure); the excess is already a 95% lower bound. Not when the
+    measurement has no noise (every prediction the same: the model is at chance on
+    every row, whatever one slice adds), nor when the decisions collapse onto one class
+    (``degenerate_predictions``' measure): such a model is at chance on every row, and
+    a slice merely gathers the rows of the classes it never answers."""
+    from deepfix_agents.rules.degenerate_predictions import one_class_collapse
+    from deepfix_agents.rules.underfitting import CHANCE_NOISE_UNITS, at_chance
+
+    summary = artifact.confidence
+    if summary is None or not summary.n_rows:
+        return False
+    collapse = one_class_collapse(artifact)
+    if collapse is not None and collapse[3] > 0:
+        return False
+    measured = at_chance(artifact)
+    if measured is None or measured.change is None or not measured.noise:
+        return False
+    excess = [
+        e for e in (excess_errors(item) for item in summary.slices[:3]) if e is not None
+    ]
+    if not excess or max(excess) <= 0:
+        return False
+    lift = max(excess) / summary.n_rows
+    return measured.change + lift > CHANCE_NOISE_UNITS * measured.noise
 
 
 @register_rule
@@ -71,7 +121,11 @@ class OverconfidentSlice(Rule):
         "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
         "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
         "Underconfident slices (mean top probability < 0.65 while the lower end of the "
-        "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low."
+        "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low. A test "
+        "score within noise of chance is the slice's cost (it takes the chance guard's "
+        "evidence and severity) when the slice's confident errors beyond those expected, "
+        "less 2 standard deviations of that expectation, answered right would lift the "
+        "score past the guard's bar of 2 noise units."
     )
     explains = ("weak_segment", "poor_calibration")
 
@@ -126,8 +180,10 @@ class OverconfidentSlice(Rule):
         return tuple(top.facts.get("slice_features") or ()) if top is not None else ()
 
     def explains_for(self, artifact):
-        """Weak segments on the slice's features, and poor calibration when the slice
-        holds most of the confident errors: one cause, not three findings."""
+        """Weak segments on the slice's features, poor calibration when the slice holds
+        most of the confident errors, and a chance-level score the slice's excess
+        confident errors account for (:func:`slice_explains_chance`): one cause, not
+        several findings."""
         summary = artifact.confidence
         top = next(
             (s for s in (summary.slices if summary else []) if s.kind == "overconfident"), None
@@ -152,6 +208,11 @@ class OverconfidentSlice(Rule):
             prior_shift(artifact) is None
         ) and not underconfident(artifact):
             explained.append("poor_calibration")
+        # a test score within noise of chance that the slice's excess confident errors
+        # account for: the model is above chance outside the slice, so the slice, not
+        # "labels unrelated to the features", is the cause the chance guard names
+        if slice_explains_chance(artifact):
+            explained.append("underfitting")
         return tuple(explained)
 
     def title(self, signals, artifact):

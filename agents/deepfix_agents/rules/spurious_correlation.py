@@ -79,6 +79,53 @@ def lost_share(item) -> float:
     return min(1.0, max(0.0, 1.0 - kept))
 
 
+def _scored_slice_only(summary, task) -> list:
+    """The slice-only relations that score (:meth:`SpuriousCorrelation._slice_only`)."""
+    table = SLICE_RELIANCE_SCORE_REGRESSION if task == "regression" else SLICE_RELIANCE_SCORE
+    return [item for item in summary.slice_only if interp(item.reliance_outside, table) > 0]
+
+
+def segment_failure_reads_as_slice(artifact) -> bool:
+    """Whether every relation this rule reports is a slice-only one that a failing
+    segment of the same column accounts for, so that the weak segment is the finding
+    and not its symptom.
+
+    A slice-only relation is a contrast of associations: the feature goes with the
+    label inside one level of a column and not in the pooled other levels. A level
+    whose labels the model cannot predict (one site's unreliable labels) follows no
+    feature, so it dilutes every association in that pool and the contrast appears
+    without any shortcut. The two readings differ in where the harm lands: a shortcut
+    applied to every row outside its slice costs all of them, a failing level only its
+    own rows. So the slice-only relation counts as the weak segment's symptom when a
+    level of the slice's column other than the slice is served worse beyond noise
+    (:func:`weak_segment.significant_segments`, the weak-segment rule's own tests)
+    while another level outside the slice is not (the harm is confined to one level:
+    with two levels the readings cannot be told apart, and the shortcut keeps them).
+    Only when no train-versus-evaluation break is reported (that form has its own
+    harm, the reliance the model loses)."""
+    summary = artifact.spurious
+    if summary is None or not summary.slice_only or not outputs_are_decisions(artifact):
+        return False
+    if any(broken(item) for item in summary.features):
+        return False
+    scored = _scored_slice_only(summary, artifact.task)
+    if not scored:
+        return False
+    from deepfix_agents.rules.weak_segment import significant_segments
+
+    failing = significant_segments(artifact)
+    columns = {c.name: c for c in artifact.dataset.test.columns} if artifact.dataset.test else {}
+    for item in scored:
+        inside = str(item.slice_value)
+        weak = {str(s.value) for s in failing if s.feature == item.slice_feature} - {inside}
+        column = columns.get(item.slice_feature)
+        levels = column.n_unique if column is not None and column.n_unique else 0
+        # levels outside the slice that are not failing: at least one must be left
+        if not weak or levels - 1 - len(weak) < 1:
+            return False
+    return True
+
+
 @register_rule
 class SpuriousCorrelation(Rule):
     id = "spurious_correlation"
@@ -142,12 +189,18 @@ class SpuriousCorrelation(Rule):
         prior (a class predicted far more often than it occurs on the model's own
         training rows too, where the shortcut still holds): class weights or resampling
         do that, a global cause of its own. Nor probabilities that understate the
-        model's accuracy: a broken shortcut makes it surer than it is right, not less."""
+        model's accuracy: a broken shortcut makes it surer than it is right, not less.
+        Nor a weak segment when every relation reported is a slice-only one that the
+        segment's own failure accounts for (:func:`segment_failure_reads_as_slice`): the
+        segment is then the cause, and both findings are reported."""
         from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
 
+        explained = self.explains
         if prior_shift(artifact) is not None or underconfident(artifact):
-            return tuple(c for c in self.explains if c != "poor_calibration")
-        return self.explains
+            explained = tuple(c for c in explained if c != "poor_calibration")
+        if segment_failure_reads_as_slice(artifact):
+            explained = tuple(c for c in explained if c != "weak_segment")
+        return explained
 
     def detect_model(self, artifact):
         summary = artifact.spurious

@@ -258,6 +258,35 @@ def abs_error_spread(artifact) -> float | None:
     return math.sqrt(rmse**2 - mae**2)
 
 
+def significant_segments(artifact) -> list:
+    """The categories scored on test (``performance.segments``) that the model serves
+    worse beyond noise, by the same tests :meth:`WeakSegment.detect_model` applies: the
+    exact test of a classification segment's share of the errors, or a regression
+    segment's mean absolute error against the other rows (or comparable rows, if
+    higher), each at the scan's Bonferroni bar (:func:`scan_z`)."""
+    test = artifact.dataset.test
+    if test is None or not artifact.performance.segments:
+        return []
+    n_test = test.n_rows
+    min_z = scan_z(scanned_categories(artifact))
+    regression = artifact.task == "regression"
+    spread = abs_error_spread(artifact) if regression else None
+    found = []
+    for seg in artifact.performance.segments:
+        if seg.error <= seg.overall_error:
+            continue
+        if regression:
+            if not spread:
+                continue
+            expected = comparable_error(seg, artifact.performance.segments)
+            z = _z_abs_error(seg, n_test, spread, expected)
+        else:
+            z = _z_error_exact(seg, n_test)
+        if z >= min_z:
+            found.append(seg)
+    return found
+
+
 @register_rule
 class WeakSegment(Rule):
     id = "weak_segment"
