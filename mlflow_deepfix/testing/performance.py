@@ -235,14 +235,22 @@ def confidence_gap(y: np.ndarray, matrix: np.ndarray, classes: list[str]) -> flo
     negative when it claims less (underconfident, e.g. probabilities flattened by a
     temperature or label smoothing at serving). The ECE cannot tell the two apart, and
     their fixes differ."""
-    finite = np.all(np.isfinite(matrix), axis=1)
-    y, matrix = y[finite], matrix[finite]
-    if not y.size:
+    finite, top, stated = _stated_confidence(matrix)
+    if not stated.size:
         return None
-    top = np.argmax(matrix, axis=1)
-    stated = matrix[np.arange(y.size), top] / np.clip(matrix.sum(axis=1), 1e-12, None)
-    right = np.asarray(classes)[top] == y
+    right = np.asarray(classes)[top] == y[finite]
     return float(stated.mean() - right.mean())
+
+
+def _stated_confidence(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows with finite probabilities, their predicted class (column index) and the
+    probability stated for it (normalised by the row's sum): what
+    :func:`confidence_gap` and its noise (:func:`confidence_gap_noise`) both read."""
+    finite = np.all(np.isfinite(matrix), axis=1)
+    matrix = matrix[finite]
+    top = np.argmax(matrix, axis=1)
+    stated = matrix[np.arange(matrix.shape[0]), top] / np.clip(matrix.sum(axis=1), 1e-12, None)
+    return finite, top, stated
 
 
 def confidence_gap_noise(matrix: np.ndarray) -> float | None:
@@ -251,11 +259,9 @@ def confidence_gap_noise(matrix: np.ndarray) -> float | None:
     share right has variance sum c(1-c) / n^2. A confident model on many rows has a
     tiny noise, an uncertain one on few rows a large one, which a fixed bar on the gap
     cannot say."""
-    finite = np.all(np.isfinite(matrix), axis=1)
-    matrix = matrix[finite]
-    if not matrix.shape[0]:
+    _, _, stated = _stated_confidence(matrix)
+    if not stated.size:
         return None
-    stated = matrix.max(axis=1) / np.clip(matrix.sum(axis=1), 1e-12, None)
     return float(np.sqrt(np.sum(stated * (1.0 - stated))) / stated.size)
 
 
