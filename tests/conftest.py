@@ -4,6 +4,7 @@ from scikit-learn's bundled datasets, and a helper that logs a model like a user
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import warnings
 
@@ -40,9 +41,25 @@ def _quiet_warnings():
         yield
 
 
+@pytest.fixture(scope="session")
+def _migrated_store(tmp_path_factory):
+    """An empty sqlite tracking store with MLflow's schema migrations applied, made once
+    per session: creating a store runs every migration (about 5 s), which each of the
+    suite's many tracking tests would otherwise repeat."""
+    path = tmp_path_factory.mktemp("store-template") / "mlflow.db"
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    store = SqlAlchemyStore(f"sqlite:///{path}", (path.parent / "artifacts").as_uri())
+    store.engine.dispose()
+    return path
+
+
 @pytest.fixture
-def tracking_uri(tmp_path):
-    """A fresh sqlite tracking store (MLflow >= 3 refuses the plain file store)."""
+def tracking_uri(tmp_path, _migrated_store):
+    """A fresh sqlite tracking store (MLflow >= 3 refuses the plain file store): a copy
+    of the session's freshly migrated empty store, so every test has its own real
+    database without paying for the migrations again."""
+    shutil.copyfile(_migrated_store, tmp_path / "mlflow.db")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(uri)
@@ -62,8 +79,16 @@ def breast_cancer_splits():
     return train.reset_index(drop=True), test.reset_index(drop=True)
 
 
+#: the requirements test models are logged with (see :func:`log_model`)
+SKLEARN_REQUIREMENTS = ["scikit-learn"]
+
+
 def log_model(model, features: pd.DataFrame, **kwargs) -> str:
-    """Log a fitted sklearn model in a new run and return its URI."""
+    """Log a fitted sklearn model in a new run and return its URI. The requirements are
+    given (:data:`SKLEARN_REQUIREMENTS`) rather than inferred: MLflow infers them by
+    loading the model in a fresh Python process (about 5 s per model), and nothing
+    deepfix reads depends on them."""
+    kwargs.setdefault("pip_requirements", SKLEARN_REQUIREMENTS)
     with mlflow.start_run(run_name="train"):
         info = mlflow.sklearn.log_model(
             model,

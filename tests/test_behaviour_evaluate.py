@@ -14,7 +14,7 @@ def _evaluate(data, **config):
     with mlflow.start_run() as run:
         info = mlflow.sklearn.log_model(
             data.model, name="model", serialization_format="cloudpickle",
-            input_example=data.train[data.feature_names].head(3),
+            input_example=data.train[data.feature_names].head(3), pip_requirements=["scikit-learn"],
         )
         mlflow.models.evaluate(
             info.model_uri, data.test, targets=data.target, model_type=data.model_type,

@@ -171,7 +171,7 @@ def test_training_data_is_found_through_run_lineage(tracking_uri, breast_cancer_
         mlflow.log_input(dataset, context="training")
         info = mlflow.sklearn.log_model(
             _forest(train), name="model", input_example=features.head(3),
-            serialization_format="cloudpickle",
+            serialization_format="cloudpickle", pip_requirements=["scikit-learn"],
         )
     run_id, result = _evaluate(info.model_uri, test, {"suites": ["train_test_validation"]})
     notes = _notes(run_id)
@@ -283,7 +283,8 @@ def test_tabular_path_does_not_import_torch(tmp_path):
         train, test = frame.iloc[:400], frame.iloc[400:]
         model = DecisionTreeClassifier(max_depth=3).fit(train.drop(columns="label"), train["label"])
         with mlflow.start_run():
-            info = mlflow.sklearn.log_model(model, name="m", serialization_format="cloudpickle")
+            info = mlflow.sklearn.log_model(model, name="m", serialization_format="cloudpickle",
+                                            pip_requirements=["scikit-learn"])
             mlflow.models.evaluate(info.model_uri, test, targets="label", model_type="classifier",
                 evaluators=["deepfix"], evaluator_config={{"deepfix": {{"train_data": train,
                 "suites": ["data_integrity"], "kb": False}}}})

@@ -315,7 +315,7 @@ def _register(model, train, name):
             name="model",
             input_example=features.head(3),
             serialization_format="cloudpickle",
-            registered_model_name=name,
+            registered_model_name=name, pip_requirements=["scikit-learn"],
         )
     return info.registered_model_version, model
 
@@ -676,7 +676,7 @@ def test_text_model_is_gated_through_the_cli_with_text_col(registry, tmp_path, c
     with mlflow.start_run(run_name="train text"):
         info = mlflow.sklearn.log_model(
             model, name="model", serialization_format="cloudpickle",
-            registered_model_name="reviews-gate",
+            registered_model_name="reviews-gate", pip_requirements=["scikit-learn"],
         )
     test.to_csv(tmp_path / "test.csv", index=False)
     train.to_csv(tmp_path / "train.csv", index=False)

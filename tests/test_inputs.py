@@ -48,7 +48,7 @@ def _model_with_training_source(train: pd.DataFrame, source: str):
         info = mlflow.sklearn.log_model(
             LogisticRegression(max_iter=500).fit(train.drop(columns=["label"]), train["label"]),
             name="model",
-            input_example=train.drop(columns=["label"]).head(3),
+            input_example=train.drop(columns=["label"]).head(3), pip_requirements=["scikit-learn"],
         )
     return mlflow.pyfunc.load_model(info.model_uri)
 

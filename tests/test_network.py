@@ -71,7 +71,8 @@ def test_offline_tabular_evaluation_stays_on_loopback(loopback_only, tracking_ur
     features = train.drop(columns=["label"])
     model = LogisticRegression(max_iter=3000).fit(features, train["label"])
     with mlflow.start_run():
-        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle")
+        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle",
+                                        pip_requirements=["scikit-learn"])
         result = mlflow.models.evaluate(
             info.model_uri, test, targets="label", model_type="classifier",
             evaluators=["deepfix"], evaluator_config={"deepfix": {"train_data": train}},
@@ -104,7 +105,8 @@ def test_text_evaluation_stays_on_loopback(loopback_only, tracking_uri):
     train, test = train_test_split(frame, test_size=0.3, stratify=frame["sentiment"], random_state=0)
     model = text_model(0).fit(train.drop(columns=["sentiment"]), train["sentiment"])
     with mlflow.start_run():
-        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle")
+        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle",
+                                        pip_requirements=["scikit-learn"])
         result = mlflow.models.evaluate(
             info.model_uri, test, targets="sentiment", model_type="classifier",
             evaluators=["deepfix"],

@@ -52,7 +52,8 @@ def test_planted_values_never_leave_the_evaluation(tracking_uri, tmp_path, caplo
     model = LogisticRegression(max_iter=500).fit(train.drop(columns=["label"]), train["label"])
     with mlflow.start_run(run_name="train"):
         # no signature: the raw sklearn error (which quotes the bad cell) reaches deepfix
-        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle")
+        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle",
+                                        pip_requirements=["scikit-learn"])
     caplog.set_level(logging.INFO)
     with mlflow.start_run() as run:
         result = mlflow.models.evaluate(

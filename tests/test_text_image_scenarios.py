@@ -320,7 +320,7 @@ def test_pyfunc_round_trip(built, tracking_uri, tmp_path):
                 data.model,
                 name="m",
                 serialization_format="cloudpickle",
-                signature=bench._signature(data),
+                signature=bench._signature(data), pip_requirements=["scikit-learn"],
             )
         assert mlflow.get_run(info.run_id).info.artifact_uri.startswith(tmp_path.as_uri())
         loaded = mlflow.pyfunc.load_model(info.model_uri)

@@ -152,7 +152,8 @@ def test_a_model_without_logged_curves_is_skipped_with_a_note(store, breast_canc
     model = LogisticRegression(max_iter=5000).fit(train.drop(columns="label"), train["label"])
     with mlflow.start_run():
         mlflow.log_metric("accuracy", 0.95)  # one value is a measurement, not a history
-        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle")
+        info = mlflow.sklearn.log_model(model, name="model", serialization_format="cloudpickle",
+                                        pip_requirements=["scikit-learn"])
     history, note = read_training_history(mlflow.pyfunc.load_model(info.model_uri))
     assert history is None
     assert "logged no loss or accuracy curve" in note and info.run_id in note
