@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._shares import share_shift_z, total_variation
 from deepfix_agents.rules.feature_drift import PeriodDriftHarm
 
 #: total variation distance between train and test label distributions -> score
@@ -48,26 +49,10 @@ def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, flo
     return m2 - m1, ((s1 ** 2) / n_train + ((s2 or 0.0) ** 2) / n_test) ** 0.5
 
 
-def share_shift_z(train_share: float, n_train: int, test_share: float, n_test: int) -> float:
-    """The difference of one class's share between the splits over its standard error
-    under the null of one population (pooled share, both splits sampled)."""
-    if n_train < 1 or n_test < 1:
-        return 0.0
-    pooled = (train_share * n_train + test_share * n_test) / (n_train + n_test)
-    se = (pooled * (1.0 - pooled) * (1.0 / n_train + 1.0 / n_test)) ** 0.5
-    return abs(test_share - train_share) / se if se > 0 else 0.0
-
-
 def shift_confidence(base: float, z: float) -> float:
     """``base``, raised towards 0.97 as the shift goes from 3 to 6 standard errors
     (never below ``base``)."""
     return max(base, base + (SURE_SHIFT_CONFIDENCE - base) * interp(z, SHIFT_Z_RAISE))
-
-
-def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
-    """Half the summed absolute share differences, summed in a fixed order (a set of
-    strings iterates in the hash seed's order, which moves a float sum's last digit)."""
-    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in sorted(set(a) | set(b)))
 
 
 @register_rule

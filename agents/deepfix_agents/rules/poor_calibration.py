@@ -167,7 +167,7 @@ def label_shift(artifact) -> dict | None:
     The total variation bounds how far a prior shift alone moves a train-calibrated
     model's calibration error (module docstring). None without both splits' shares or
     within noise."""
-    from deepfix_agents.rules.label_drift import share_shift_z, total_variation
+    from deepfix_agents.rules._shares import share_shift_z, total_variation
 
     dataset = artifact.dataset
     if dataset.train is None:

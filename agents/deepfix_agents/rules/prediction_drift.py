@@ -44,7 +44,7 @@ from deepfix_agents.rules.feature_drift import (
     performance_factor,
     two_sample_noise,
 )
-from deepfix_agents.rules.label_drift import total_variation
+from deepfix_agents.rules._shares import total_variation
 
 #: a numeric feature whose location moved this many training standard deviations is a
 #: covariate shift in its own right (the cause of the moved predictions)

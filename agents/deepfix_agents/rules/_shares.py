@@ -1,0 +1,22 @@
+"""Class-share statistics that several rules read (label_drift, poor_calibration,
+prediction_drift). They live in their own module, which imports no rule, so that a rule
+reading a label shift does not import label_drift and, through it, feature_drift and the
+ladder (an import circle the architecture contracts refuse)."""
+
+from __future__ import annotations
+
+
+def share_shift_z(train_share: float, n_train: int, test_share: float, n_test: int) -> float:
+    """The difference of one class's share between the splits over its standard error
+    under the null of one population (pooled share, both splits sampled)."""
+    if n_train < 1 or n_test < 1:
+        return 0.0
+    pooled = (train_share * n_train + test_share * n_test) / (n_train + n_test)
+    se = (pooled * (1.0 - pooled) * (1.0 / n_train + 1.0 / n_test)) ** 0.5
+    return abs(test_share - train_share) / se if se > 0 else 0.0
+
+
+def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
+    """Half the summed absolute share differences, summed in a fixed order (a set of
+    strings iterates in the hash seed's order, which moves a float sum's last digit)."""
+    return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in sorted(set(a) | set(b)))
