@@ -818,12 +818,13 @@ def _dropped(after, before=0.95, noise=0.02, chance_score=0.33):
 def test_a_shared_feature_the_model_does_without_is_weak_leak_evidence():
     """Issue 12: a near-perfect association that the measurements show to be a real,
     shared signal (the other features explain it beyond the label, and dropping it and
-    refitting keeps the score) is weaker support for a leak: half the confidence, same
-    score, and the evidence says what was measured."""
+    refitting keeps the score) is weaker support for a leak: half the confidence, and
+    (round 33b) half the score, its measured harm bound; the evidence says what was
+    measured."""
     plain = _pattern_signal()
     shared = _pattern_signal(_label_only(0.7), _dropped(0.93))
     assert shared.confidence == pytest.approx(plain.confidence * 0.5)
-    assert shared.score == plain.score
+    assert shared.score == pytest.approx(plain.score * 0.5, abs=1e-3)
     assert "a real signal they share" in shared.evidence.detail
     # most of the skill kept (0.86 - 0.33 >= 0.8 * (0.95 - 0.33)) though beyond noise
     kept = _pattern_signal(_label_only(0.7), _dropped(0.86))
@@ -1436,3 +1437,24 @@ def test_time_split_needs_a_date_and_interleaved_splits():
     inputs.datetime_col = None
     dataset.datetime_col = None
     assert time_split_gap(inputs, config, test, train, dataset, []) == []
+
+
+# --- round 33b: tl33 ---
+
+
+def test_tl33_a_replaceable_strong_predictor_is_no_medium_leak():
+    """Issue 12 (seattle_temps: today's mean temperature for tomorrow's, association
+    0.9995 on 251 rows): a near-perfect feature the other features explain beyond the
+    label and whose drop-and-refit keeps the score is a strong real predictor. Its
+    measured harm as a leak is that of an unused feature, so the pattern's score is
+    halved (0.55 -> 0.28 there: low, not medium), not only its confidence; halved once,
+    not twice, when it is also unused. A label-only feature, or one whose drop costs most of the skill, keeps
+    the full score."""
+    plain = _pattern_signal()
+    shared = _pattern_signal(_label_only(0.7), _dropped(0.93))
+    assert shared.score == pytest.approx(plain.score * 0.5, abs=1e-3)
+    both = _pattern_signal(_label_only(0.7), _dropped(0.95), _permuted(-0.001))
+    assert both.score == pytest.approx(plain.score * 0.5, abs=1e-3)
+    for kept in (_pattern_signal(_label_only(0.04), _dropped(0.93)),
+                 _pattern_signal(_label_only(0.7), _dropped(0.60))):
+        assert kept.score == pytest.approx(plain.score)

@@ -57,6 +57,14 @@ SHARED_SKILL_KEPT = 0.8
 #: signals) on a feature measured to be a real, shared signal (:func:`shared_real_signal`):
 #: the measurement contradicts the leak reading, so the pattern is weaker support
 SHARED_CONFIDENCE_FACTOR = 0.5
+#: ... and its score is scaled by ``UNUSED_LEAK_FACTOR`` as well: the same measurement
+#: bounds the harm. A leak inflates the evaluation score by what the model could not
+#: score without it; a shared feature's drop-and-refit keeps the score (within noise, or
+#: most of the skill above chance), so even read as a leak it inflates nothing the model
+#: does not earn from the other features -- the measured harm of an unused feature. A
+#: strong real predictor (today's temperature for tomorrow's, a series from its own
+#: lags, petal size for the species) is exactly this: strong, shared with its
+#: neighbours, and replaceable by them.
 
 
 def unused_by_model(permuted, dropped=None) -> bool:
@@ -202,7 +210,9 @@ class TargetLeakage(Rule):
         "pattern on a feature that is measured to be a real, shared signal (the label-only "
         "test fails and dropping it and refitting costs no more than twice that "
         "measurement's noise, or keeps 80 % of the model's skill above chance) counts at "
-        "half its confidence."
+        "half its confidence and half its score: the model scores about as well without "
+        "it, so even read as a leak it inflates the evaluation by no more than an unused "
+        "feature does."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
@@ -210,6 +220,12 @@ class TargetLeakage(Rule):
     @staticmethod
     def _shared_factor(artifact, feature: str) -> float:
         return SHARED_CONFIDENCE_FACTOR if shared_real_signal(artifact, feature) else 1.0
+
+    @staticmethod
+    def _shared_score_factor(artifact, feature: str) -> float:
+        """Score factor of a pattern on ``feature``: ``UNUSED_LEAK_FACTOR`` when it is
+        measured to be a real, shared signal (its drop costs no leak's worth of score)."""
+        return UNUSED_LEAK_FACTOR if shared_real_signal(artifact, feature) else 1.0
 
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
@@ -220,7 +236,7 @@ class TargetLeakage(Rule):
             yield self.signal(
                 "dataset",
                 score=damping * interp(column.target_association, ASSOCIATION_SCORE)
-                * (UNUSED_LEAK_FACTOR if unused else 1.0),
+                * (UNUSED_LEAK_FACTOR if unused or shared else 1.0),
                 confidence=0.8 * (SHARED_CONFIDENCE_FACTOR if shared else 1.0),
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
@@ -263,7 +279,8 @@ class TargetLeakage(Rule):
                 continue
             yield self.check_signal(
                 check,
-                score=_damping(artifact) * interp(pps, PPS_SCORE),
+                score=_damping(artifact) * interp(pps, PPS_SCORE)
+                * self._shared_score_factor(artifact, feature),
                 confidence=0.7 * self._shared_factor(artifact, feature),
                 feature=feature,
             )
@@ -276,7 +293,7 @@ class TargetLeakage(Rule):
             if share >= 0.5:
                 yield self.signal(
                     "model",
-                    score=0.3,
+                    score=0.3 * self._shared_score_factor(artifact, name),
                     confidence=0.6 * self._shared_factor(artifact, name),
                     detail=f"the model puts {share:.0%} of its importance on {name!r}",
                     value=share,
