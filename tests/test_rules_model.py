@@ -3150,3 +3150,22 @@ def test_nb33_period_drift_is_no_harm_to_a_model_as_weak_on_its_training_rows():
     assert period_drift_without_harm(_nb33_season(train_rmse=0.5)) is None
     assert period_drift_without_harm(_nb33_season(train_rmse=7.43, chronological=False)) is None
 
+
+def test_nb33_an_r2_gap_that_is_no_gap_in_squared_error_is_not_overfitting():
+    """R2 0.286 on train and -0.444 on test, but the squared error grows only from 55.2
+    to 61.8 over a test variance of 43 (0.15 in test R2 units, within 2 of its 0.23
+    standard errors): the model errs alike on both splits, so underfitting no longer
+    stands down for overfitting, and overfitting sees no gap. A model whose squared error
+    grows far beyond noise (RMSE 2 on train) keeps the gap; other metrics are unchanged."""
+    from deepfix_agents.rules.underfitting import error_gap, gap_in_error
+
+    weak = _nb33_season(train_rmse=7.43, chronological=False)
+    size, se = error_gap(weak)
+    assert 0.1 < size < 0.2 and 0.2 < se < 0.25
+    assert gap_in_error(weak, 0.73) == 0.0
+    assert assess_all("underfitting", weak) in ("high", "critical")
+    assert assess_all("overfitting", weak) in HEALTHY
+    fitted = _nb33_season(train_rmse=2.0, chronological=False)
+    assert gap_in_error(fitted, 0.3) == 0.3
+    classifier = modified(HEALTHY_PERF, train_score=0.95, test_score=0.6)
+    assert gap_in_error(artifact(performance=classifier), 0.35) == 0.35
