@@ -3108,3 +3108,64 @@ def test_sl33_a_failing_level_is_not_a_symptom_of_a_slice_only_relation():
     assert "weak_segment" in rule.explains_for(spread)
     assert "weak_segment" in rule.explains_for(_sl33_origin_slice(levels=2))
     assert "weak_segment" in rule.explains_for(_sl33_origin_slice(broken_feature=True))
+
+
+# --- round 33b: nb33 ---
+
+
+def _nb33_season(*, train_rmse, test_rmse=7.86, test_r2=-0.444, train_r2=0.286,
+                 chronological=True):
+    """A regression model on a year of daily temperatures split by date: the test
+    season's targets spread less (variance 43) than the year's, so the same squared
+    error is a lower R2 on test. The ladder (linear, 0.9996 cross-validated, 0.994 on
+    the test period) follows the season; the model scores ``test_r2``."""
+    scores = {
+        "train": {"n_rows": 251.0, "r2": train_r2, "rmse": train_rmse},
+        "test": {"n_rows": 107.0, "r2": test_r2, "rmse": test_rmse},
+    }
+    data = _rung_regression(model_score=test_r2, train_score=train_r2, noise=0.06,
+                            rungs=[("linear", 0.9996, 0.994)])
+    data = data.model_copy(update={"performance": modified(data.performance, scores=scores)})
+    if not chronological:
+        return data
+    dataset = data.dataset.model_copy(update={
+        "datetime_col": "date",
+        "comparison": SplitComparison(test_to_train_ratio=0.43, test_before_train_fraction=0.0),
+    })
+    return data.model_copy(update={"dataset": dataset})
+
+
+def test_nb33_period_drift_is_no_harm_to_a_model_as_weak_on_its_training_rows():
+    """A too-simple model (RMSE 7.43 on its training rows, 7.86 on the later period:
+    one standard error apart) trails a ladder that follows the season: the drift
+    between the periods costs the ladder nothing and this model nothing beyond its
+    own weakness, so the drift rules stay low and do not absorb the underfitting. A
+    model that fits its training rows closely (RMSE 0.5) and errs on the later period
+    may be harmed by the drift: no excuse. Neither without a chronological split."""
+    from deepfix_agents.rules.feature_drift import period_drift_without_harm
+
+    weak = _nb33_season(train_rmse=7.43)
+    reason = period_drift_without_harm(weak)
+    assert reason is not None and "own training rows" in reason
+    assert period_drift_without_harm(_nb33_season(train_rmse=0.5)) is None
+    assert period_drift_without_harm(_nb33_season(train_rmse=7.43, chronological=False)) is None
+
+
+def test_nb33_an_r2_gap_that_is_no_gap_in_squared_error_is_not_overfitting():
+    """R2 0.286 on train and -0.444 on test, but the squared error grows only from 55.2
+    to 61.8 over a test variance of 43 (0.15 in test R2 units, within 2 of its 0.23
+    standard errors): the model errs alike on both splits, so underfitting no longer
+    stands down for overfitting, and overfitting sees no gap. A model whose squared error
+    grows far beyond noise (RMSE 2 on train) keeps the gap; other metrics are unchanged."""
+    from deepfix_agents.rules.underfitting import error_gap, gap_in_error
+
+    weak = _nb33_season(train_rmse=7.43, chronological=False)
+    size, se = error_gap(weak)
+    assert 0.1 < size < 0.2 and 0.2 < se < 0.25
+    assert gap_in_error(weak, 0.73) == 0.0
+    assert assess_all("underfitting", weak) in ("high", "critical")
+    assert assess_all("overfitting", weak) in HEALTHY
+    fitted = _nb33_season(train_rmse=2.0, chronological=False)
+    assert gap_in_error(fitted, 0.3) == 0.3
+    classifier = modified(HEALTHY_PERF, train_score=0.95, test_score=0.6)
+    assert gap_in_error(artifact(performance=classifier), 0.35) == 0.35

@@ -196,7 +196,12 @@ def period_drift_without_harm(artifact) -> str | None:
     by more than one noise unit of the test score (the ``chance_level`` measurement's
     standard error), the later period is no harder to predict than the earlier
     one; and when the model itself scores at least as well as the ladder on it (within
-    the same noise), the drift harms neither the simple models nor this one.
+    the same noise), the drift harms neither the simple models nor this one. A
+    regression model below the ladder is judged against itself instead
+    (:func:`own_error_unchanged`): a model that errs as much on its own training rows
+    as on the later period is weak on both alike (too simple, too regularised), and
+    reading its shortfall as the drift's harm let a natural seasonal drift outrank, and
+    absorb, the underfitting that is the cause.
     """
     if not chronological(artifact):
         return None
@@ -213,13 +218,56 @@ def period_drift_without_harm(artifact) -> str | None:
     cv = max(b.cv_score for b in ladder)
     best = max(ladder, key=lambda b: (b.test_score, b.name))
     margin = PERIOD_NOISE_UNITS * noise
-    if best.test_score < cv - margin or test_score < best.test_score - margin:
+    if best.test_score < cv - margin:
         return None
+    if test_score < best.test_score - margin:
+        # the model falls short of the ladder on the later period; the drift is its
+        # cause only if the period is harder for this model than the training rows were
+        own = own_error_unchanged(artifact)
+        if own is None:
+            return None
+        return (
+            f"the test period follows the training period (chronological split); the "
+            f"baseline ladder scores {best.test_score:.3f} on it vs {cv:.3f} in "
+            f"cross-validation on the training rows, and {own}: the later period is no "
+            "harder to predict, the model's shortfall is its own, so the drift costs it "
+            "nothing measurable: low"
+        )
     return (
         f"the test period follows the training period (chronological split); the baseline "
         f"ladder scores {best.test_score:.3f} on it vs {cv:.3f} in cross-validation on the "
         f"training rows and the model {test_score:.3f} (noise {noise:.3f}): the later period "
         "is no harder to predict, so the drift costs this model nothing measurable: low"
+    )
+
+
+def own_error_unchanged(artifact) -> str | None:
+    """Regression: the model's mean squared error on the test period is no larger than
+    on its own training rows beyond ``PERIOD_NOISE_UNITS`` standard errors (each split's
+    MSE with the normal-error standard error ``MSE * sqrt(2 / n)``), said in words; else
+    None. A model that fits its training rows no better than it predicts the later period
+    (too simple, too regularised) is weak on both periods alike: its shortfall against
+    the ladder is no harm of the drift. An overfitted model's training error is
+    optimistic, so this never excuses the drift for it."""
+    if artifact.task != "regression":
+        return None
+    scores = artifact.performance.scores or {}
+    train, test = scores.get("train") or {}, scores.get("test") or {}
+    try:
+        rmse_train, rmse_test = float(train["rmse"]), float(test["rmse"])
+        n_train, n_test = float(train["n_rows"]), float(test["n_rows"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (n_train >= 2 and n_test >= 2 and math.isfinite(rmse_train)
+            and math.isfinite(rmse_test) and rmse_train > 0):
+        return None
+    mse_train, mse_test = rmse_train ** 2, rmse_test ** 2
+    se = math.sqrt(2.0 * (mse_train ** 2 / n_train + mse_test ** 2 / n_test))
+    if mse_test > mse_train + PERIOD_NOISE_UNITS * se:
+        return None
+    return (
+        f"the model's error on it (RMSE {rmse_test:.4g}) is no larger than on its own "
+        f"training rows (RMSE {rmse_train:.4g}) beyond noise"
     )
 
 
@@ -432,7 +480,10 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         "test score is within 0.02 of the training score (no impact yet). On a chronological "
         "split, capped at low when the baseline ladder scores as well on the test period as "
         "in cross-validation and the model as well as the ladder (within one noise unit of "
-        "the chance-level measurement): the later period costs no model anything."
+        "the chance-level measurement), or, for a regression model below the ladder, its "
+        "squared error on test is no larger than on its own training rows (within one "
+        "standard error): the later period costs no model anything, the shortfall is the "
+        "model's own."
     )
     explains = (
         "prediction_drift",

@@ -198,7 +198,11 @@ def _own(artifact) -> dict | None:
     train, test = performance.train_score, performance.test_score
     if train is None or test is None:
         return None
-    gap = _clip(train) - _clip(test)
+    from deepfix_agents.rules.underfitting import gap_in_error
+
+    # as far as the model errs more on test than on its training rows (R2 is relative
+    # to each split's own spread)
+    gap = gap_in_error(artifact, _clip(train) - _clip(test))
     best = best_baseline(artifact)
     shift = 0.0
     if best is not None and best.cv_score is not None:
@@ -307,7 +311,9 @@ class Overfitting(Rule):
         "Get more training data, or augment it; the gap shrinks as data grows.",
     )
     severity_policy = (
-        "Gap = train - test on the main metric (F1 macro / R2, both clipped to [0, 1]), less "
+        "Gap = train - test on the main metric (F1 macro / R2, both clipped to [0, 1]; for R2 "
+        "no more than the growth of the squared error from train to test over the test "
+        "targets' variance, and 0 when that growth is within 2 standard errors), less "
         "what the best simple baseline loses from its cross-validated score to test (a "
         "shifted split hurts every model: not overfitting), less a noise margin of "
         "0.5/sqrt(n_test): 0.1 -> 0.25, 0.15 -> 0.4, 0.25 -> 0.6, 0.4 -> 0.8, 0.6 -> 0.9. "
@@ -367,12 +373,18 @@ class Overfitting(Rule):
         this one, or into the cause that explains this gap). When no baseline learns
         the labels either, the labels look unrelated to the features and that finding
         stays the cause (it explains the train/test gap)."""
-        from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance, signal_is_learnable
+        from deepfix_agents.rules.underfitting import (
+            OVERFIT_GAP,
+            at_chance,
+            gap_in_error,
+            signal_is_learnable,
+        )
 
         train, test = artifact.performance.train_score, artifact.performance.test_score
         if train is None:
             return self.explains
-        far_above = test is not None and _clip(train) - _clip(test) > OVERFIT_GAP
+        far_above = (test is not None
+                     and gap_in_error(artifact, _clip(train) - _clip(test)) > OVERFIT_GAP)
         if not (memorises(train) or far_above):
             return self.explains
         if label_noise_at_chance(artifact) is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 
@@ -33,6 +35,51 @@ NO_SIGNAL_SYMPTOMS = (
     "weak_segment",
     "decision_threshold",
 )
+
+
+def error_gap(artifact) -> tuple[float, float] | None:
+    """Regression scored in R2: (the train/test gap in squared error, its standard
+    error), both in R2 units of the test split; None for other metrics or without both
+    splits' RMSE.
+
+    R2 is one minus the mean squared error over the split's own target variance, so a
+    test split whose targets spread less (a season of a yearly series) gives the same
+    errors a lower R2: a "gap" that is no gap in error. Here both splits' mean squared
+    errors are put over the test split's variance (``MSE_test / (1 - R2_test)``), and
+    their difference gets the normal-error standard error ``MSE * sqrt(2 / n)`` of
+    each split's mean squared error."""
+    performance = artifact.performance
+    if performance.metric != "r2" or performance.test_score is None:
+        return None
+    scores = performance.scores or {}
+    try:
+        train, test = scores["train"], scores["test"]
+        rmse_train, rmse_test = float(train["rmse"]), float(test["rmse"])
+        n_train, n_test = float(train["n_rows"]), float(test["n_rows"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    unexplained = 1.0 - performance.test_score
+    if not (unexplained > 1e-9 and 0 < rmse_test < math.inf and 0 <= rmse_train < math.inf
+            and n_train >= 2 and n_test >= 2):
+        return None
+    variance = rmse_test ** 2 / unexplained
+    mse_train, mse_test = rmse_train ** 2, rmse_test ** 2
+    se = (2.0 * (mse_train ** 2 / n_train + mse_test ** 2 / n_test)) ** 0.5
+    return (mse_test - mse_train) / variance, se / variance
+
+
+def gap_in_error(artifact, gap: float) -> float:
+    """A train/test ``gap`` in R2, as far as it is a gap in squared error beyond noise
+    (:func:`error_gap`): unchanged when the error gap is larger or not measured; the
+    error gap when smaller; 0 when the error gap is within ``CHANCE_NOISE_UNITS`` of its
+    standard errors (the model errs as much on its training rows as on test)."""
+    measured = error_gap(artifact)
+    if measured is None:
+        return gap
+    size, se = measured
+    if size <= CHANCE_NOISE_UNITS * se:
+        return 0.0
+    return min(gap, size)
 
 
 #: the baseline ladder's cross-validated score must beat the dummy's by this much for
@@ -287,7 +334,9 @@ class Underfitting(Rule):
         "score): 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
         "that shortfall counts, at least the test score given away to the best baseline "
         "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8). Only "
-        "when the model's train score is not far above its test score (that would be overfitting). "
+        "when the model's train score is not far above its test score (that would be overfitting; "
+        "for R2, a gap counts only as far as the squared error itself grows from train to test "
+        "beyond 2 standard errors, since R2 is relative to each split's own spread). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
         "against shuffled labels; regression: predicting the training mean), or below it, "
         "scores 0.7 (high) whatever the baselines say, unless the test rows are too noisy to "
@@ -328,7 +377,11 @@ class Underfitting(Rule):
         if headroom < max(0.1, CHANCE_NOISE_UNITS * noise):
             return
         train_score = performance.train_score
-        if train_score is not None and train_score - model_score > OVERFIT_GAP:
+        # a model far better on its training rows is overfitted, not too weak; the gap
+        # counts as far as it is one in squared error beyond noise (an R2 gap can be
+        # just a test split whose targets spread less)
+        if train_score is not None and gap_in_error(
+                artifact, train_score - model_score) > OVERFIT_GAP:
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
