@@ -1580,3 +1580,29 @@ def test_mv33_gaps_on_both_splits_or_a_harmful_refit_keep_the_presence_score():
     found = finding("missing_values", measured)
     assert found["severity"] == "high"
     assert found["confidence"] == pytest.approx(0.95)
+
+
+def _zero_spike(share: float, after: float = 0.641):
+    """``precip`` holds 0 in ``share`` of training rows; replacing the 0s by the other
+    values' median and refitting moved test f1 from 0.598 to ``after`` (noise 0.015),
+    a model with skill 0.105 over chance."""
+    art = artifact([num("precip"), *(num(f"x{i}") for i in range(4))])
+    return art.model_copy(update={"interventions": [
+        Intervention(kind="chance_level", category="underfitting", metric="f1_macro",
+                     score_before=0.493, score_after=0.598, noise=0.029),
+        Intervention(kind="impute_sentinel", category="missing_values", target="precip",
+                     metric="f1_macro", score_before=0.598, score_after=after, noise=0.015,
+                     model_used="clone",
+                     values={"value": 0.0, "share": share, "gap": 0.04, "fill": 4.1, "relaxed": 0.0}),
+    ]})
+
+
+def test_mv33_a_majority_spike_whose_rewrite_helps_is_at_most_low():
+    # 56% zeros (no rain: the column's baseline): rewriting them gains 0.043 (2.8 noise
+    # units), but rewriting most of a column is no imputation of lost cells -> low
+    rule = RULES.get("missing_values")()
+    majority = [s for s in rule.detect("intervention", _zero_spike(0.56))]
+    assert majority and max(s.score for s in majority) == pytest.approx(0.35)
+    # the same gain from a 30% spike (a minority code) keeps its measured weight
+    minority = [s for s in rule.detect("intervention", _zero_spike(0.30))]
+    assert minority and max(s.score for s in minority) > 0.6

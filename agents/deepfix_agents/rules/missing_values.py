@@ -25,7 +25,11 @@ DETACHED_GAP = 0.25
 #: a spike held by more than this share of a column is its baseline value (a structural
 #: zero: no charter schools, no rainfall), not the exception a missing-value code is:
 #: its rows predicted worse than the minority of other rows measures that minority, so
-#: only a gain from imputing it counts as harm
+#: only a gain from imputing it counts as harm, and at most low: replacing most of a
+#: column by the minority's median is no imputation of a few lost cells but a rewrite of
+#: the column's main distinction (rain / no rain), and a refit gaining from that says
+#: something tied to the column hurts the model (a planted slice defined on it), not
+#: that the majority is a code for a missing value
 MAJORITY = 0.5
 #: a spike found only by the relaxed tests (1.5x at the column's edge, a value just
 #: outside an integer scale) is as often a natural point mass (no deductible, a zero
@@ -191,7 +195,8 @@ class MissingValues(Rule):
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
         "the range that imputing does not help (a real zero) is not. A spike found only by the "
-        "relaxed tests (1.5x at the column's edge, outside an integer scale) is capped at low."
+        "relaxed tests (1.5x at the column's edge, outside an integer scale), or held by more "
+        "than half of its column (its baseline, a structural zero), is capped at low."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -293,7 +298,7 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
-            if imputed.values.get("relaxed", 0.0):
+            if imputed.values.get("relaxed", 0.0) or share > MAJORITY:
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
