@@ -1434,9 +1434,13 @@ def test_zero_inflated_spread_change_within_noise_is_no_drift():
 
 def _feed_leaned_on(share: float, **sizes):
     """A regression artifact whose model leans on ``feed`` (importance 0.8 of 1), which
-    has ``share`` missing cells, next to four complete features."""
+    has ``share`` missing cells in both splits, next to four complete features. (Round
+    33b: the test split has the gaps too; gaps confined to training are another case,
+    see the tests marked mv33.)"""
+    n_test = sizes.get("n_test", 300)
     return artifact(
         [num("feed", missing_fraction=share), *(num(f"x{i}") for i in range(4))],
+        [num("feed", n_test, missing_fraction=share), *(num(f"x{i}", n_test) for i in range(4))],
         task="regression",
         model=ModelInfo(feature_importances={"feed": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
         **sizes,
@@ -1529,3 +1533,76 @@ def test_miss30_the_rules_test_row_bound_mirrors_the_testing_steps():
     from mlflow_deepfix.testing import interventions
 
     assert missing_values.MAX_TEST_ROWS == interventions.MAX_TEST_ROWS
+
+
+# --- round 33b: mv33 ---
+
+
+def _listed_late(test_share: float, interventions=()):
+    """A regression artifact whose model leans on ``goog`` (importance 0.8), missing in
+    64% of training rows (a stock listed after the training period began; the split is
+    chronological) and in ``test_share`` of test rows."""
+    art = artifact(
+        [num("goog", missing_fraction=0.64), *(num(f"x{i}") for i in range(4))],
+        [num("goog", 300, missing_fraction=test_share), *(num(f"x{i}", 300) for i in range(4))],
+        task="regression",
+        model=ModelInfo(feature_importances={"goog": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
+    )
+    return art.model_copy(update={"interventions": list(interventions)})
+
+
+def test_mv33_gaps_confined_to_training_are_unmeasured_presence_at_most_low():
+    # complete on test: no test row is predicted from an imputed value; nothing measured
+    # what the gaps cost the fit -> their 64% share is presence, not harm: low, unsure,
+    # and the importance bonus does not apply (0.35 is the cap, not 0.45)
+    art = _listed_late(0.0)
+    found = finding("missing_values", art)
+    assert found["severity"] == "low"
+    assert found["confidence"] == pytest.approx(0.6)
+    (signal,) = RULES.get("missing_values")().detect("dataset", art)
+    assert signal.score == pytest.approx(0.35)
+    assert "complete on test" in signal.evidence.detail
+
+
+def test_mv33_gaps_on_both_splits_or_a_harmful_refit_keep_the_presence_score():
+    # the same share with gaps on test too (a lost measurement): the test split's signal
+    # keeps its score, and the training signal is no longer confined to training
+    both = _listed_late(0.64)
+    assert finding("missing_values", both)["severity"] == "high"
+    # confined to training, but a refit with the column held at its median measured
+    # what it is worth (0.4 of 0.95 r2 skill): 64% of that is no bound under 1% -> kept
+    measured = _listed_late(0.0, [
+        Intervention(kind="chance_level", category="underfitting", metric="r2",
+                     score_before=0.0, score_after=0.95, noise=0.012),
+        Intervention(kind="drop_feature", category="target_leakage", target="goog", metric="r2",
+                     score_before=0.95, score_after=0.55, noise=0.01, model_used="clone"),
+    ])
+    found = finding("missing_values", measured)
+    assert found["severity"] == "high"
+    assert found["confidence"] == pytest.approx(0.95)
+
+
+def _zero_spike(share: float, after: float = 0.641):
+    """``precip`` holds 0 in ``share`` of training rows; replacing the 0s by the other
+    values' median and refitting moved test f1 from 0.598 to ``after`` (noise 0.015),
+    a model with skill 0.105 over chance."""
+    art = artifact([num("precip"), *(num(f"x{i}") for i in range(4))])
+    return art.model_copy(update={"interventions": [
+        Intervention(kind="chance_level", category="underfitting", metric="f1_macro",
+                     score_before=0.493, score_after=0.598, noise=0.029),
+        Intervention(kind="impute_sentinel", category="missing_values", target="precip",
+                     metric="f1_macro", score_before=0.598, score_after=after, noise=0.015,
+                     model_used="clone",
+                     values={"value": 0.0, "share": share, "gap": 0.04, "fill": 4.1, "relaxed": 0.0}),
+    ]})
+
+
+def test_mv33_a_majority_spike_whose_rewrite_helps_is_at_most_low():
+    # 56% zeros (no rain: the column's baseline): rewriting them gains 0.043 (2.8 noise
+    # units), but rewriting most of a column is no imputation of lost cells -> low
+    rule = RULES.get("missing_values")()
+    majority = [s for s in rule.detect("intervention", _zero_spike(0.56))]
+    assert majority and max(s.score for s in majority) == pytest.approx(0.35)
+    # the same gain from a 30% spike (a minority code) keeps its measured weight
+    minority = [s for s in rule.detect("intervention", _zero_spike(0.30))]
+    assert minority and max(s.score for s in minority) > 0.6

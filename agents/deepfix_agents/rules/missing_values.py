@@ -25,7 +25,11 @@ DETACHED_GAP = 0.25
 #: a spike held by more than this share of a column is its baseline value (a structural
 #: zero: no charter schools, no rainfall), not the exception a missing-value code is:
 #: its rows predicted worse than the minority of other rows measures that minority, so
-#: only a gain from imputing it counts as harm
+#: only a gain from imputing it counts as harm, and at most low: replacing most of a
+#: column by the minority's median is no imputation of a few lost cells but a rewrite of
+#: the column's main distinction (rain / no rain), and a refit gaining from that says
+#: something tied to the column hurts the model (a planted slice defined on it), not
+#: that the majority is a code for a missing value
 MAJORITY = 0.5
 #: a spike found only by the relaxed tests (1.5x at the column's edge, a value just
 #: outside an integer scale) is as often a natural point mass (no deductible, a zero
@@ -46,6 +50,17 @@ NEGLIGIBLE_CONFIDENCE = 0.6
 #: noisy comparison (few gap rows) or many affected rows never passes: absence of
 #: evidence is not evidence of no harm
 NEGLIGIBLE_ERROR = 0.01
+#: gaps confined to the training split (the column is complete on test: a series that
+#: starts later, a stock listed after the first training month) meet no test row, so no
+#: test prediction is made from an imputed value and the test score carries no cost of a
+#: gapped row; their only path to harm is the fit, which the testing step does not
+#: measure (``missing_rows`` needs gapped test rows) unless a refit with the column held
+#: at its median bounds it (``drop_feature``, :func:`missing_harm_bound`). Unmeasured,
+#: their share alone is presence, not harm: reported at most low (LOW_CAP), at the
+#: confidence of an unmeasured finding, and without the importance bonus. Gaps on both
+#: splits (what a lost or coded measurement makes) keep the test split's signal and its
+#: measurement.
+UNMEASURED_CONFIDENCE = 0.6
 #: "reported at most low" (detached and relaxed spikes, gaps measured harmless): the
 #: highest score still in the low band (medium starts at 0.4)
 LOW_CAP = 0.35
@@ -86,6 +101,17 @@ def missing_rows_bound(artifact, column):
     share = min(measured.n_rows / rows, 1.0)
     excess = max(measured.score_after - measured.score_before, 0.0)
     return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
+
+
+def complete_on_test(artifact, column):
+    """True when the test split exists, holds ``column`` and has no gap in it (and no
+    ``missing_rows`` comparison was made for it, which needs gapped test rows): the
+    column's gaps are confined to training (see :data:`UNMEASURED_CONFIDENCE`)."""
+    test = artifact.dataset.test
+    if test is None or not test.n_rows or artifact.intervention("missing_rows", column) is not None:
+        return False
+    stats = test.column(column)
+    return stats is not None and stats.missing_fraction == 0
 
 
 def harmful_sentinels(artifact):
@@ -153,7 +179,9 @@ class MissingValues(Rule):
         "confidence 0.6); likewise when the model's own test predictions bound them: the share of "
         "test rows with a gap times their excess error over the other rows (+ 2 noise units) under "
         "one point of test error (accuracy, or MAE in target SDs) caps the finding at low "
-        "(no importance bonus, confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
+        "(no importance bonus, confidence 0.6); gaps confined to the training split (the column "
+        "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
+        "importance bonus, confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
         "column and 5x the share of the next value (1.5x at the column's minimum or maximum; "
         "or the commonest value just outside a 1-7 style integer scale), whose replacement by "
@@ -167,7 +195,8 @@ class MissingValues(Rule):
         "only when it lies >= 0.5 IQRs outside the range of the other values (a 0 blood "
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
         "the range that imputing does not help (a real zero) is not. A spike found only by the "
-        "relaxed tests (1.5x at the column's edge, outside an integer scale) is capped at low."
+        "relaxed tests (1.5x at the column's edge, outside an integer scale), or held by more "
+        "than half of its column (its baseline, a structural zero), is capped at low."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -190,9 +219,17 @@ class MissingValues(Rule):
                 negligible = bound is not None and bound < NEGLIGIBLE_SKILL
                 by_rows = missing_rows_bound(artifact, worst.name)
                 rows_harmless = by_rows is not None and by_rows[1] < NEGLIGIBLE_ERROR
-                if importances.get(worst.name, 0.0) > average and not (negligible or rows_harmless):
+                # gaps confined to training, and no refit measured what they cost the fit
+                train_only = (
+                    split is dataset.train
+                    and bound is None
+                    and complete_on_test(artifact, worst.name)
+                )
+                if importances.get(worst.name, 0.0) > average and not (
+                    negligible or rows_harmless or train_only
+                ):
                     score += 0.1
-                if rows_harmless:
+                if rows_harmless or train_only:
                     score = min(score, LOW_CAP)
                 empty = [c.name for c in columns if c.missing_fraction >= 0.999]
                 detail = (
@@ -206,7 +243,13 @@ class MissingValues(Rule):
                         f"; refitting without {worst.name!r} shows its missing cells cost at most "
                         f"{pct(bound)} of the model's skill: present, but harmless to this model"
                     )
-                if by_rows is not None:
+                if train_only:
+                    detail += (
+                        f"; {worst.name!r} is complete on test: no test row is predicted from an "
+                        "imputed value, so these gaps can cost the model only through the fit, "
+                        "which was not measured (reported as unmeasured, at most low)"
+                    )
+                if by_rows is not None and not train_only:
                     rows, row_bound = by_rows
                     where = "a gap" if rows.target == "*" else f"a gap in {rows.target!r}"
                     detail += (
@@ -222,7 +265,13 @@ class MissingValues(Rule):
                 yield self.signal(
                     "dataset",
                     score=score,
-                    confidence=NEGLIGIBLE_CONFIDENCE if (negligible or rows_harmless) else 0.95,
+                    confidence=(
+                        NEGLIGIBLE_CONFIDENCE
+                        if (negligible or rows_harmless)
+                        else UNMEASURED_CONFIDENCE
+                        if train_only
+                        else 0.95
+                    ),
                     detail=detail,
                     value=worst.missing_fraction,
                     column=worst.name,
@@ -249,7 +298,7 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
-            if imputed.values.get("relaxed", 0.0):
+            if imputed.values.get("relaxed", 0.0) or share > MAJORITY:
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
