@@ -20,3 +20,26 @@ def total_variation(a: dict[str, float], b: dict[str, float]) -> float:
     """Half the summed absolute share differences, summed in a fixed order (a set of
     strings iterates in the hash seed's order, which moves a float sum's last digit)."""
     return 0.5 * sum(abs(a.get(k, 0.0) - b.get(k, 0.0)) for k in sorted(set(a) | set(b)))
+
+
+def class_share_shift(dataset) -> dict | None:
+    """How the test split's class shares moved from training's: {"tv": their total
+    variation, "label": the most moved class, "train_share", "test_share": its shares,
+    "z": :func:`share_shift_z` of its move}. None without both splits' shares. Each
+    reader applies its own bar to ``z`` (label_drift scores the distance and caps a
+    shift within noise; poor_calibration takes out what a shift beyond noise can add)."""
+    if dataset.train is None:
+        return None
+    train, test = dataset.train.label_distribution, dataset.test.label_distribution
+    if not train or not test:
+        return None
+    moved = max(set(train) | set(test),
+                key=lambda k: (abs(train.get(k, 0.0) - test.get(k, 0.0)), k))
+    return {
+        "tv": total_variation(train, test),
+        "label": moved,
+        "train_share": train.get(moved, 0.0),
+        "test_share": test.get(moved, 0.0),
+        "z": share_shift_z(train.get(moved, 0.0), dataset.train.n_rows,
+                           test.get(moved, 0.0), dataset.test.n_rows),
+    }

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._shares import share_shift_z, total_variation
+from deepfix_agents.rules._shares import (
+    class_share_shift,
+    share_shift_z,  # noqa: F401 - re-exported from its earlier home
+    total_variation,  # noqa: F401 - re-exported from its earlier home
+)
 from deepfix_agents.rules.feature_drift import PeriodDriftHarm
 
 #: total variation distance between train and test label distributions -> score
@@ -126,16 +130,13 @@ class LabelDrift(PeriodDriftHarm, Rule):
         if artifact.task == "regression":
             yield from self._regression_shift(dataset, artifact.performance.prediction_stats)
             return
-        train, test = dataset.train.label_distribution, dataset.test.label_distribution
-        if not train or not test:
+        shift = class_share_shift(dataset)
+        if shift is None:
             return
-        distance = total_variation(train, test)
+        distance, moved, z = shift["tv"], shift["label"], shift["z"]
         score = interp(distance, TVD_SCORE)
         if score <= 0:
             return
-        moved = max(set(train) | set(test), key=lambda k: (abs(train.get(k, 0) - test.get(k, 0)), k))
-        z = share_shift_z(train.get(moved, 0.0), dataset.train.n_rows, test.get(moved, 0.0),
-                          dataset.test.n_rows)
         within_noise = z < SHIFT_NOISE_Z
         if within_noise:
             score = min(score, WITHIN_NOISE_CAP)
@@ -144,15 +145,15 @@ class LabelDrift(PeriodDriftHarm, Rule):
             score=score,
             confidence=shift_confidence(0.9, z),
             detail=(
-                f"class {moved!r} is {pct(train.get(moved, 0.0))} of train labels but "
-                f"{pct(test.get(moved, 0.0))} of test labels (total variation {distance:.2f})"
+                f"class {moved!r} is {pct(shift['train_share'])} of train labels but "
+                f"{pct(shift['test_share'])} of test labels (total variation {distance:.2f})"
                 + (f"; only {z:.1f} standard errors of sampling noise at these split sizes"
                    if within_noise else "")
             ),
             value=distance,
             label=moved,
-            train_share=train.get(moved, 0.0),
-            test_share=test.get(moved, 0.0),
+            train_share=shift["train_share"],
+            test_share=shift["test_share"],
         )
 
     def _regression_shift(self, dataset, prediction_stats):

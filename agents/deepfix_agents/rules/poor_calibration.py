@@ -167,22 +167,12 @@ def label_shift(artifact) -> dict | None:
     The total variation bounds how far a prior shift alone moves a train-calibrated
     model's calibration error (module docstring). None without both splits' shares or
     within noise."""
-    from deepfix_agents.rules._shares import share_shift_z, total_variation
+    from deepfix_agents.rules._shares import class_share_shift
 
-    dataset = artifact.dataset
-    if dataset.train is None:
+    shift = class_share_shift(artifact.dataset)
+    if shift is None or shift["z"] < LABEL_SHIFT_Z:
         return None
-    train, test = dataset.train.label_distribution, dataset.test.label_distribution
-    if not train or not test:
-        return None
-    moved = max(set(train) | set(test),
-                key=lambda k: (abs(train.get(k, 0.0) - test.get(k, 0.0)), k))
-    z = share_shift_z(train.get(moved, 0.0), dataset.train.n_rows, test.get(moved, 0.0),
-                      dataset.test.n_rows)
-    if z < LABEL_SHIFT_Z:
-        return None
-    return {"tv": total_variation(train, test), "label": moved,
-            "train_share": train.get(moved, 0.0), "test_share": test.get(moved, 0.0), "z": z}
+    return shift
 
 
 def direction(ece: float, gap: float | None) -> str | None:
