@@ -258,33 +258,37 @@ def abs_error_spread(artifact) -> float | None:
     return math.sqrt(rmse**2 - mae**2)
 
 
-def significant_segments(artifact) -> list:
-    """The categories scored on test (``performance.segments``) that the model serves
-    worse beyond noise, by the same tests :meth:`WeakSegment.detect_model` applies: the
-    exact test of a classification segment's share of the errors, or a regression
-    segment's mean absolute error against the other rows (or comparable rows, if
-    higher), each at the scan's Bonferroni bar (:func:`scan_z`)."""
-    test = artifact.dataset.test
-    if test is None or not artifact.performance.segments:
-        return []
-    n_test = test.n_rows
+def tested_segments(artifact) -> tuple[float, list]:
+    """The scan's Bonferroni bar (:func:`scan_z`) and, for every category scored on test
+    (``performance.segments``) with an error above the overall one, (segment, z,
+    comparable error): the exact test of a classification segment's share of the
+    errors, or a regression segment's mean absolute error against the other rows (or
+    comparable rows, if higher; z 0 without the errors' spread). One place for the
+    tests :meth:`WeakSegment.detect_model` and :func:`significant_segments` apply."""
+    n_test = artifact.dataset.test.n_rows
     min_z = scan_z(scanned_categories(artifact))
     regression = artifact.task == "regression"
     spread = abs_error_spread(artifact) if regression else None
-    found = []
+    tested = []
     for seg in artifact.performance.segments:
         if seg.error <= seg.overall_error:
             continue
         if regression:
-            if not spread:
-                continue
             expected = comparable_error(seg, artifact.performance.segments)
-            z = _z_abs_error(seg, n_test, spread, expected)
+            z = _z_abs_error(seg, n_test, spread, expected) if spread else 0.0
         else:
-            z = _z_error_exact(seg, n_test)
-        if z >= min_z:
-            found.append(seg)
-    return found
+            expected, z = None, _z_error_exact(seg, n_test)
+        tested.append((seg, z, expected))
+    return min_z, tested
+
+
+def significant_segments(artifact) -> list:
+    """The categories scored on test that the model serves worse beyond noise, by the
+    weak-segment rule's own tests (:func:`tested_segments`) at the scan's bar."""
+    if artifact.dataset.test is None or not artifact.performance.segments:
+        return []
+    min_z, tested = tested_segments(artifact)
+    return [seg for seg, z, _ in tested if z >= min_z]
 
 
 @register_rule
@@ -393,13 +397,10 @@ class WeakSegment(Rule):
         channel on which the model fails is often larger than Deepchecks' weakest corner."""
         scored = []
         n_test = artifact.dataset.test.n_rows
-        spread = abs_error_spread(artifact) if artifact.task == "regression" else None
         # the worst of many categories beats MIN_Z by chance more often than one does
-        min_z = scan_z(scanned_categories(artifact))
-        for seg in artifact.performance.segments:
-            if seg.error <= seg.overall_error:
-                continue
-            if artifact.task != "regression" and _z_error_exact(seg, n_test) < min_z:
+        min_z, tested = tested_segments(artifact)
+        for seg, z, expected in tested:
+            if artifact.task != "regression" and z < min_z:
                 continue
             significant = None
             if artifact.task == "regression":
@@ -409,8 +410,6 @@ class WeakSegment(Rule):
                     "metric": "mean absolute error",
                     "drop": (seg.error - seg.overall_error) / seg.error,
                 }
-                expected = comparable_error(seg, artifact.performance.segments)
-                z = _z_abs_error(seg, n_test, spread, expected) if spread else 0.0
                 if seg.n_rows < SMALL_SEGMENT_ROWS and z < min_z:
                     continue
                 if z >= min_z:
