@@ -249,20 +249,14 @@ def own_error_unchanged(artifact) -> str | None:
     (too simple, too regularised) is weak on both periods alike: its shortfall against
     the ladder is no harm of the drift. An overfitted model's training error is
     optimistic, so this never excuses the drift for it."""
+    from deepfix_agents.rules.underfitting import split_squared_errors
+
     if artifact.task != "regression":
         return None
-    scores = artifact.performance.scores or {}
-    train, test = scores.get("train") or {}, scores.get("test") or {}
-    try:
-        rmse_train, rmse_test = float(train["rmse"]), float(test["rmse"])
-        n_train, n_test = float(train["n_rows"]), float(test["n_rows"])
-    except (KeyError, TypeError, ValueError):
+    measured = split_squared_errors(artifact)
+    if measured is None or not measured[0] > 0:
         return None
-    if not (n_train >= 2 and n_test >= 2 and math.isfinite(rmse_train)
-            and math.isfinite(rmse_test) and rmse_train > 0):
-        return None
-    mse_train, mse_test = rmse_train ** 2, rmse_test ** 2
-    se = math.sqrt(2.0 * (mse_train ** 2 / n_train + mse_test ** 2 / n_test))
+    rmse_train, rmse_test, mse_train, mse_test, se = measured
     if mse_test > mse_train + PERIOD_NOISE_UNITS * se:
         return None
     return (

@@ -37,6 +37,27 @@ NO_SIGNAL_SYMPTOMS = (
 )
 
 
+def split_squared_errors(artifact) -> tuple[float, float, float, float, float] | None:
+    """(RMSE on train, RMSE on test, MSE on train, MSE on test, the standard error of
+    their difference) from the recorded scores of both splits; None without both
+    splits' RMSE and row counts (at least 2 each) or with a non-finite or negative RMSE.
+    The standard error is the normal-error one, ``MSE * sqrt(2 / n)`` per split. One
+    reading for :func:`error_gap` and the drift rules' ``own_error_unchanged``."""
+    scores = artifact.performance.scores or {}
+    try:
+        train, test = scores["train"], scores["test"]
+        rmse_train, rmse_test = float(train["rmse"]), float(test["rmse"])
+        n_train, n_test = float(train["n_rows"]), float(test["n_rows"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (0 <= rmse_train < math.inf and 0 <= rmse_test < math.inf
+            and n_train >= 2 and n_test >= 2):
+        return None
+    mse_train, mse_test = rmse_train ** 2, rmse_test ** 2
+    se = (2.0 * (mse_train ** 2 / n_train + mse_test ** 2 / n_test)) ** 0.5
+    return rmse_train, rmse_test, mse_train, mse_test, se
+
+
 def error_gap(artifact) -> tuple[float, float] | None:
     """Regression scored in R2: (the train/test gap in squared error, its standard
     error), both in R2 units of the test split; None for other metrics or without both
@@ -45,26 +66,17 @@ def error_gap(artifact) -> tuple[float, float] | None:
     R2 is one minus the mean squared error over the split's own target variance, so a
     test split whose targets spread less (a season of a yearly series) gives the same
     errors a lower R2: a "gap" that is no gap in error. Here both splits' mean squared
-    errors are put over the test split's variance (``MSE_test / (1 - R2_test)``), and
-    their difference gets the normal-error standard error ``MSE * sqrt(2 / n)`` of
-    each split's mean squared error."""
+    errors (:func:`split_squared_errors`) are put over the test split's variance
+    (``MSE_test / (1 - R2_test)``)."""
     performance = artifact.performance
     if performance.metric != "r2" or performance.test_score is None:
         return None
-    scores = performance.scores or {}
-    try:
-        train, test = scores["train"], scores["test"]
-        rmse_train, rmse_test = float(train["rmse"]), float(test["rmse"])
-        n_train, n_test = float(train["n_rows"]), float(test["n_rows"])
-    except (KeyError, TypeError, ValueError):
-        return None
+    measured = split_squared_errors(artifact)
     unexplained = 1.0 - performance.test_score
-    if not (unexplained > 1e-9 and 0 < rmse_test < math.inf and 0 <= rmse_train < math.inf
-            and n_train >= 2 and n_test >= 2):
+    if measured is None or not (unexplained > 1e-9 and measured[1] > 0):
         return None
+    _, rmse_test, mse_train, mse_test, se = measured
     variance = rmse_test ** 2 / unexplained
-    mse_train, mse_test = rmse_train ** 2, rmse_test ** 2
-    se = (2.0 * (mse_train ** 2 / n_train + mse_test ** 2 / n_test)) ** 0.5
     return (mse_test - mse_train) / variance, se / variance
 
 
