@@ -218,14 +218,13 @@ class TargetLeakage(Rule):
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
 
     @staticmethod
-    def _shared_factor(artifact, feature: str) -> float:
-        return SHARED_CONFIDENCE_FACTOR if shared_real_signal(artifact, feature) else 1.0
-
-    @staticmethod
-    def _shared_score_factor(artifact, feature: str) -> float:
-        """Score factor of a pattern on ``feature``: ``UNUSED_LEAK_FACTOR`` when it is
-        measured to be a real, shared signal (its drop costs no leak's worth of score)."""
-        return UNUSED_LEAK_FACTOR if shared_real_signal(artifact, feature) else 1.0
+    def _shared_factors(artifact, feature: str) -> tuple[float, float]:
+        """(score factor, confidence factor) of a pattern on ``feature``:
+        ``UNUSED_LEAK_FACTOR`` and ``SHARED_CONFIDENCE_FACTOR`` when it is measured to be
+        a real, shared signal (its drop costs no leak's worth of score), else 1 and 1."""
+        if shared_real_signal(artifact, feature):
+            return UNUSED_LEAK_FACTOR, SHARED_CONFIDENCE_FACTOR
+        return 1.0, 1.0
 
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
@@ -277,11 +276,11 @@ class TargetLeakage(Rule):
             feature, pps = top[0]
             if pps < 0.9 and feature not in leaky:
                 continue
+            score_factor, confidence_factor = self._shared_factors(artifact, feature)
             yield self.check_signal(
                 check,
-                score=_damping(artifact) * interp(pps, PPS_SCORE)
-                * self._shared_score_factor(artifact, feature),
-                confidence=0.7 * self._shared_factor(artifact, feature),
+                score=_damping(artifact) * interp(pps, PPS_SCORE) * score_factor,
+                confidence=0.7 * confidence_factor,
                 feature=feature,
             )
 
@@ -291,10 +290,11 @@ class TargetLeakage(Rule):
         for name in leaky[:1]:
             share = importances.get(name, 0.0)
             if share >= 0.5:
+                score_factor, confidence_factor = self._shared_factors(artifact, name)
                 yield self.signal(
                     "model",
-                    score=0.3 * self._shared_score_factor(artifact, name),
-                    confidence=0.6 * self._shared_factor(artifact, name),
+                    score=0.3 * score_factor,
+                    confidence=0.6 * confidence_factor,
                     detail=f"the model puts {share:.0%} of its importance on {name!r}",
                     value=share,
                     feature=name,
