@@ -79,9 +79,14 @@ def lost_share(item) -> float:
     return min(1.0, max(0.0, 1.0 - kept))
 
 
+def _slice_reliance_table(task) -> tuple:
+    """The reliance-outside-the-slice -> score table for this task."""
+    return SLICE_RELIANCE_SCORE_REGRESSION if task == "regression" else SLICE_RELIANCE_SCORE
+
+
 def _scored_slice_only(summary, task) -> list:
     """The slice-only relations that score (:meth:`SpuriousCorrelation._slice_only`)."""
-    table = SLICE_RELIANCE_SCORE_REGRESSION if task == "regression" else SLICE_RELIANCE_SCORE
+    table = _slice_reliance_table(task)
     return [item for item in summary.slice_only if interp(item.reliance_outside, table) > 0]
 
 
@@ -248,7 +253,7 @@ class SpuriousCorrelation(Rule):
 
     def _slice_only(self, summary, task):
         """A relation that holds only inside one slice, applied by the model everywhere."""
-        table = SLICE_RELIANCE_SCORE_REGRESSION if task == "regression" else SLICE_RELIANCE_SCORE
+        table = _slice_reliance_table(task)
         for item in summary.slice_only:
             score = interp(item.reliance_outside, table)
             drifted = item.marginal_shift >= DRIFT_SHIFT
