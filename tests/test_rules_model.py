@@ -3192,3 +3192,21 @@ def test_uf34_a_weak_signal_whose_ladder_falls_within_two_noise_units_is_not_at_
     falls = _rung_regression(model_score=0.035, rungs=[("linear", 0.2, 0.01)], noise=0.048)
     assert at_chance(falls) is not None
     assert assess_all("underfitting", falls) == "high"
+
+
+def test_uf34_a_ladder_clearly_above_chance_on_test_shows_the_signal_without_cv():
+    """A small, noisy split (R2 noise 0.19 on the test rows): the ladder's linear rung
+    learns nothing in cross-validation on its few training rows (-0.1) yet scores 0.44
+    on test, beyond 2 noise units + 0.05 over chance: the test rows themselves show the
+    signal. A model at 0.33 is within noise of chance and equally within noise of that
+    rung: these rows cannot tell it from a model that captured the signal, so no high
+    no-better-than-chance finding. A model at 0.02, beyond 2 noise units below the rung,
+    keeps it; so does the model at 0.33 beside a rung whose 0.35 on test is no clear
+    signal (within 2 noise units + 0.05 of chance) and which learns nothing in
+    cross-validation either."""
+    level = _rung_regression(model_score=0.33, rungs=[("linear", -0.1, 0.44)], noise=0.19)
+    assert assess_all("underfitting", level) in HEALTHY
+    behind = _rung_regression(model_score=0.02, rungs=[("linear", -0.1, 0.44)], noise=0.19)
+    assert assess_all("underfitting", behind) == "high"
+    unclear = _rung_regression(model_score=0.33, rungs=[("linear", -0.1, 0.35)], noise=0.19)
+    assert assess_all("underfitting", unclear) == "high"
