@@ -3169,3 +3169,44 @@ def test_nb33_an_r2_gap_that_is_no_gap_in_squared_error_is_not_overfitting():
     assert gap_in_error(fitted, 0.3) == 0.3
     classifier = modified(HEALTHY_PERF, train_score=0.95, test_score=0.6)
     assert gap_in_error(artifact(performance=classifier), 0.35) == 0.35
+
+
+# --- round 34: uf34 ---
+
+
+def test_uf34_a_weak_signal_whose_ladder_falls_within_two_noise_units_is_not_at_chance():
+    """A weak, noisy regression (birth weight from the mother's characteristics): the
+    model's R2 0.035 is within noise of chance (noise 0.048), and the linear rung that
+    finds R2 0.082 in cross-validation scores 0.01 on test, 1.5 noise units lower. A
+    shortfall of 1.5 standard errors is what a healthy split shows about one time in
+    fifteen (the difference carries the test score's noise and the cross-validated
+    estimate's); it does not show test rows unlike the training rows, so the model,
+    level with the ladder on test, took no measured harm: no high finding. A rung that
+    falls beyond 2 noise units (0.2 -> 0.01, labels that no longer belong to their rows
+    on test) keeps the high no-better-than-chance finding."""
+    from deepfix_agents.rules.underfitting import at_chance
+
+    weak = _rung_regression(model_score=0.035, rungs=[("linear", 0.082, 0.01)], noise=0.048)
+    assert at_chance(weak) is None
+    assert assess_all("underfitting", weak) in HEALTHY
+    falls = _rung_regression(model_score=0.035, rungs=[("linear", 0.2, 0.01)], noise=0.048)
+    assert at_chance(falls) is not None
+    assert assess_all("underfitting", falls) == "high"
+
+
+def test_uf34_a_ladder_clearly_above_chance_on_test_shows_the_signal_without_cv():
+    """A small, noisy split (R2 noise 0.19 on the test rows): the ladder's linear rung
+    learns nothing in cross-validation on its few training rows (-0.1) yet scores 0.44
+    on test, beyond 2 noise units + 0.05 over chance: the test rows themselves show the
+    signal. A model at 0.33 is within noise of chance and equally within noise of that
+    rung: these rows cannot tell it from a model that captured the signal, so no high
+    no-better-than-chance finding. A model at 0.02, beyond 2 noise units below the rung,
+    keeps it; so does the model at 0.33 beside a rung whose 0.35 on test is no clear
+    signal (within 2 noise units + 0.05 of chance) and which learns nothing in
+    cross-validation either."""
+    level = _rung_regression(model_score=0.33, rungs=[("linear", -0.1, 0.44)], noise=0.19)
+    assert assess_all("underfitting", level) in HEALTHY
+    behind = _rung_regression(model_score=0.02, rungs=[("linear", -0.1, 0.44)], noise=0.19)
+    assert assess_all("underfitting", behind) == "high"
+    unclear = _rung_regression(model_score=0.33, rungs=[("linear", -0.1, 0.35)], noise=0.19)
+    assert assess_all("underfitting", unclear) == "high"
