@@ -1458,3 +1458,50 @@ def test_tl33_a_replaceable_strong_predictor_is_no_medium_leak():
     for kept in (_pattern_signal(_label_only(0.04), _dropped(0.93)),
                  _pattern_signal(_label_only(0.7), _dropped(0.60))):
         assert kept.score == pytest.approx(plain.score)
+
+
+# --- round 34: tl34 ---
+
+
+def _dropped_other(target, after, before=0.95, noise=0.02, chance_score=0.33):
+    """drop_feature of another feature than ``a`` (the pattern's)."""
+    return Intervention(kind="drop_feature", category="target_leakage", target=target,
+                        metric="f1_macro", score_before=before, score_after=after, noise=noise,
+                        n_rows=400, model_used="clone", values={"chance": chance_score})
+
+
+def test_tl34_a_strong_predictor_the_model_needs_others_beside_is_no_medium_leak():
+    """Issue 12 (airports: longitude separates the western census region, association
+    0.9998 one-vs-rest, but dropping latitude and refitting costs 0.27 F1 of 0.74 above
+    chance): a column derived from the label makes every other feature redundant, so a
+    pattern on a feature beside which the model still needs another one -- that one's
+    drop-and-refit costs beyond twice its noise and more than 20 % of the skill above
+    chance -- is a real predictor: half the score and half the confidence, once (not
+    again when it is also shared), and the evidence names the other feature. A drop
+    within noise, or one that keeps 80 % of the skill, or of the pattern's own feature,
+    or a model without skill above chance, leaves the pattern as it was."""
+    from deepfix_agents.rules.target_leakage import needed_beside
+
+    plain = _pattern_signal()
+    needed = _pattern_signal(_dropped_other("b", 0.70))
+    assert needed.score == pytest.approx(plain.score * 0.5, abs=1e-3)
+    assert needed.confidence == pytest.approx(plain.confidence * 0.5)
+    assert "still needs 'b' beside it" in needed.evidence.detail
+    # shared (tl33) and needed beside another: halved once
+    both = _pattern_signal(_label_only(0.7), _dropped(0.93), _dropped_other("b", 0.70))
+    assert both.score == pytest.approx(plain.score * 0.5, abs=1e-3)
+    for kept in (
+        _pattern_signal(_dropped_other("b", 0.92)),  # within 2 noise units
+        _pattern_signal(_dropped_other("b", 0.85, noise=0.01)),  # keeps 84 % of the skill
+        _pattern_signal(_dropped(0.60)),  # the pattern's own feature is load-bearing
+        _pattern_signal(_dropped_other("b", 0.20, before=0.30)),  # no skill above chance
+    ):
+        assert kept.score == pytest.approx(plain.score)
+        assert kept.confidence == pytest.approx(plain.confidence)
+    # the costliest other feature is named
+    from tests.test_rules_model import artifact as model_artifact
+
+    data = with_interventions(model_artifact(), _dropped_other("b", 0.70),
+                              _dropped_other("c", 0.50))
+    assert needed_beside(data, "a").target == "c"
+    assert needed_beside(data, "c").target == "b"

@@ -65,6 +65,18 @@ SHARED_CONFIDENCE_FACTOR = 0.5
 #: strong real predictor (today's temperature for tomorrow's, a series from its own
 #: lags, petal size for the species) is exactly this: strong, shared with its
 #: neighbours, and replaceable by them.
+#:
+#: The same factors apply to a pattern on a feature measured NOT to be sufficient
+#: (:func:`needed_beside`): another feature whose drop-and-refit costs the model beyond
+#: that measurement's noise and more than ``1 - SHARED_SKILL_KEPT`` of its skill above
+#: chance. A column derived from the label carries everything the label does: given it,
+#: the other features add nothing, and dropping any of them costs nothing. A legitimate
+#: strong predictor that isolates one class or one stretch of the target (longitude
+#: separates the western census region, flipper length the Gentoo penguins, feed intake
+#: a pig's weight over time) is near-perfect by its association but leaves the rest to
+#: the other features (latitude for the other regions, bill length for Adelie and
+#: Chinstrap, time on test): the model needs them too. That is the measured
+#: counterpart of ``MULTICLASS_FACTOR``'s one-vs-rest argument, and holds for regression.
 
 
 def unused_by_model(permuted, dropped=None) -> bool:
@@ -141,6 +153,55 @@ def shared_real_signal(artifact, feature: str) -> bool:
     return skill > 0 and (dropped.score_after - chance) >= SHARED_SKILL_KEPT * skill
 
 
+def needed_beside(artifact, feature: str):
+    """The drop-and-refit measurement (``drop_feature``) of another feature that the model
+    needs beside ``feature``, or None: holding that feature at its typical value and
+    refitting costs more than twice that measurement's noise (and ``UNUSED_LEAK_FLOOR``)
+    AND more than ``1 - SHARED_SKILL_KEPT`` of the model's skill above chance (measured
+    by the same refit). Then ``feature`` alone does not carry what the model knows, so it
+    is no copy of the label: a label copy makes every other feature redundant. The costliest
+    such measurement is returned. None when no other feature was measured (the refits run
+    for the strongest associations only), or the model has no skill above chance to
+    share."""
+    found = None
+    for dropped in artifact.interventions:
+        if dropped.kind != "drop_feature" or dropped.target == feature:
+            continue
+        if dropped.change is None or _costs_nothing(dropped):
+            continue
+        chance = dropped.values.get("chance")
+        if chance is None or dropped.score_before is None or dropped.score_after is None:
+            continue
+        skill = dropped.score_before - chance
+        if skill <= 0 or (dropped.score_after - chance) >= SHARED_SKILL_KEPT * skill:
+            continue
+        if found is None or dropped.change < found.change:
+            found = dropped
+    return found
+
+
+def _pattern_factors(artifact, feature: str) -> tuple[float, float, str]:
+    """(score factor, confidence factor, evidence note) of an association pattern on
+    ``feature``: ``UNUSED_LEAK_FACTOR`` and ``SHARED_CONFIDENCE_FACTOR`` when the
+    measurements say it is a real signal -- shared with the other features and
+    replaceable by them (:func:`shared_real_signal`), or not sufficient without another
+    feature (:func:`needed_beside`) -- else 1, 1 and no note. Applied once when both hold."""
+    if shared_real_signal(artifact, feature):
+        return UNUSED_LEAK_FACTOR, SHARED_CONFIDENCE_FACTOR, (
+            ", but the other features explain it beyond the label and dropping "
+            "it and refitting keeps the score: a real signal they share"
+        )
+    other = needed_beside(artifact, feature)
+    if other is not None:
+        return UNUSED_LEAK_FACTOR, SHARED_CONFIDENCE_FACTOR, (
+            f", but the model still needs {other.target!r} beside it: dropping that and "
+            f"refitting moved test {other.metric} from {other.score_before:.3f} to "
+            f"{other.score_after:.3f} (noise {other.noise or 0:.3f}), so {feature!r} alone "
+            "does not carry the answer, as a copy of the label would"
+        )
+    return 1.0, 1.0, ""
+
+
 def _damping(artifact) -> float:
     train = artifact.dataset.train
     rows = train.n_rows if train is not None else 0
@@ -212,7 +273,11 @@ class TargetLeakage(Rule):
         "measurement's noise, or keeps 80 % of the model's skill above chance) counts at "
         "half its confidence and half its score: the model scores about as well without "
         "it, so even read as a leak it inflates the evaluation by no more than an unused "
-        "feature does."
+        "feature does. So does a pattern on a feature beside which the model still needs "
+        "another one (that one's drop-and-refit costs beyond twice its noise and more than "
+        "20 % of the skill above chance): a copy of the label makes every other feature "
+        "redundant, a real predictor that isolates one class or one range of the target "
+        "leaves the rest to the others (halved once when both hold)."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
@@ -221,31 +286,24 @@ class TargetLeakage(Rule):
     def _shared_factors(artifact, feature: str) -> tuple[float, float]:
         """(score factor, confidence factor) of a pattern on ``feature``:
         ``UNUSED_LEAK_FACTOR`` and ``SHARED_CONFIDENCE_FACTOR`` when it is measured to be
-        a real, shared signal (its drop costs no leak's worth of score), else 1 and 1."""
-        if shared_real_signal(artifact, feature):
-            return UNUSED_LEAK_FACTOR, SHARED_CONFIDENCE_FACTOR
-        return 1.0, 1.0
+        a real signal (:func:`_pattern_factors`), else 1 and 1."""
+        score_factor, confidence_factor, _ = _pattern_factors(artifact, feature)
+        return score_factor, confidence_factor
 
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
             unused = unused_by_model(artifact.intervention("permute_feature", column.name),
                                      artifact.intervention("drop_feature", column.name))
-            shared = shared_real_signal(artifact, column.name)
+            real_factor, confidence_factor, note = _pattern_factors(artifact, column.name)
             yield self.signal(
                 "dataset",
                 score=damping * interp(column.target_association, ASSOCIATION_SCORE)
-                * (UNUSED_LEAK_FACTOR if unused or shared else 1.0),
-                confidence=0.8 * (SHARED_CONFIDENCE_FACTOR if shared else 1.0),
+                * (UNUSED_LEAK_FACTOR if unused or real_factor < 1.0 else 1.0),
+                confidence=0.8 * confidence_factor,
                 detail=(
                     f"feature {column.name!r} has association {column.target_association:.3f} "
-                    "with the label on train"
-                    + (
-                        ", but the other features explain it beyond the label and dropping "
-                        "it and refitting keeps the score: a real signal they share"
-                        if shared
-                        else ""
-                    )
+                    "with the label on train" + note
                 ),
                 value=column.target_association,
                 feature=column.name,
