@@ -3169,3 +3169,55 @@ def test_nb33_an_r2_gap_that_is_no_gap_in_squared_error_is_not_overfitting():
     assert gap_in_error(fitted, 0.3) == 0.3
     classifier = modified(HEALTHY_PERF, train_score=0.95, test_score=0.6)
     assert gap_in_error(artifact(performance=classifier), 0.35) == 0.35
+
+
+# --- round 34: dr34 ---
+
+
+def _dr34_collapsed(*, train_std, test_std=0.0):
+    """A regression model's predictions on train and test (target std 75 on both,
+    means unmoved), four features nudged 0.45 std together and told apart by a domain
+    classifier (a joint shift, reported by prediction drift), the ladder reaching R2
+    0.86."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], multivariate=0.95)
+    data = artifact(
+        task="regression", test_cols=data.dataset.test.columns, checks=data.checks,
+        baselines=[
+            BaselineResult(name="dummy_mean", metric="r2", cv_score=0.0, test_score=0.0),
+            BaselineResult(name="linear", metric="r2", cv_score=0.86, test_score=0.86),
+        ],
+    )
+    perf = modified(
+        data.performance, test_score=0.0, train_score=0.0,
+        prediction_spread_ratio=test_std / 75.0,
+        prediction_stats={"train": {"mean": 150.0, "std": train_std},
+                          "test": {"mean": 150.0, "std": test_std}},
+    )
+    return data.model_copy(update={"performance": perf})
+
+
+def test_dr34_a_collapse_on_the_training_rows_too_is_no_symptom_of_prediction_drift():
+    """Constant predictions on both splits: the inputs' joint shift between the splits
+    cannot have caused a collapse already present on the training rows, so prediction
+    drift does not fold the degenerate-predictions finding in (it is reported on its
+    own). A model whose outputs spread normally on its training rows (std 60 of a
+    target std of 75, R2 0.86 reachable) and collapse on test only keeps the fold."""
+    from deepfix_agents.rules.prediction_drift import collapsed_on_training_rows
+
+    rule = RULES.get("prediction_drift")()
+    flat = _dr34_collapsed(train_std=0.0)
+    assert collapsed_on_training_rows(flat)
+    assert "degenerate_predictions" not in rule.explains_for(flat)
+    assert [f.category for f in _diagnose(flat)][:1] == ["degenerate_predictions"]
+    spread = _dr34_collapsed(train_std=60.0)
+    assert not collapsed_on_training_rows(spread)
+    assert "degenerate_predictions" in rule.explains_for(spread)
+    # a classifier predicting one class for every training row while it is 60% of them
+    one_class = artifact(performance=modified(
+        HEALTHY_PERF, train_prediction_distribution={"0": 1.0},
+        prediction_distribution={"0": 1.0},
+    ))
+    assert collapsed_on_training_rows(one_class)
+    assert not collapsed_on_training_rows(artifact(performance=modified(
+        HEALTHY_PERF, train_prediction_distribution={"0": 0.6, "1": 0.4},
+    )))

@@ -78,6 +78,42 @@ def large_feature_shift(artifact) -> str | None:
     return shifts[0] if shifts else None
 
 
+def collapsed_on_training_rows(artifact) -> bool:
+    """Whether the model's outputs are collapsed on its own training rows too, read the
+    way ``degenerate_predictions`` reads the test split: regression predictions whose
+    spread on the training rows is under ``SPREAD_SCORE``'s zero point (0.4) of what
+    the best measured R2 lets an optimal predictor spread there (sqrt(R2) of the
+    training target's spread); a classifier predicting one class for at least 97% of
+    its training rows (``DOMINANCE_FACTOR``'s full point) while that class holds under
+    95% of their labels. A shift between the splits explains only what differs
+    between them: a collapse already present where nothing moved is no drift's
+    symptom. False when the training split's statistics are missing."""
+    from deepfix_agents.rules.degenerate_predictions import (
+        DOMINANCE_FACTOR,
+        SPREAD_SCORE,
+        reachable_r2,
+    )
+
+    dataset, performance = artifact.dataset, artifact.performance
+    if dataset.train is None:
+        return False
+    if artifact.task == "regression":
+        train = (performance.prediction_stats or {}).get("train") or {}
+        label_std = (dataset.train.label_stats or {}).get("std")
+        spread = train.get("std")
+        reachable = reachable_r2(artifact)
+        if spread is None or not label_std or label_std <= 0 or reachable is None:
+            return False
+        expected = math.sqrt(max(reachable, 0.0))
+        return expected > 0 and spread / label_std < SPREAD_SCORE[-1][0] * expected
+    predicted = performance.train_prediction_distribution
+    truth = dataset.train.label_distribution
+    if not predicted or not truth:
+        return False
+    label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
+    return share >= DOMINANCE_FACTOR[-1][0] and truth.get(label, 0.0) < 0.95
+
+
 #: a joint shift needs at least this many numeric features moved beyond noise (one
 #: nudged feature is a small feature drift; from two on, no single one explains the
 #: moved inputs, the same reading as feature drift's ``explains_for``)
@@ -476,14 +512,21 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         feature by feature, and the moved outputs its symptom. Only nudges too small to
         stand out one by one, adding up in the output, leave prediction drift the cause;
         then it also explains a model at chance on the moved test rows (``underfitting``,
-        which feature drift explains for one moved feature)."""
+        which feature drift explains for one moved feature). Outputs collapsed on the
+        training rows as well (:func:`collapsed_on_training_rows`) are no symptom of a
+        shift between the splits: degenerate predictions then keep their own finding."""
+        explains = self.explains
+        if collapsed_on_training_rows(artifact):
+            # the outputs are as degenerate on the training rows, where nothing moved:
+            # a shift between the splits cannot have caused that collapse
+            explains = tuple(c for c in explains if c != "degenerate_predictions")
         if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
-            return tuple(c for c in self.explains if c != "feature_drift")
+            return tuple(c for c in explains if c != "feature_drift")
         if joint_nudge(artifact) is not None:
             # the inputs moved together while the outcomes stayed: a model scoring at
             # chance on the moved test rows is that shift's harm, as with feature drift
-            return self.explains + ("underfitting",)
-        return self.explains
+            return explains + ("underfitting",)
+        return explains
 
     def title(self, signals, artifact):
         kind = self.fact(signals, "kind")
