@@ -3221,3 +3221,35 @@ def test_dr34_a_collapse_on_the_training_rows_too_is_no_symptom_of_prediction_dr
     assert not collapsed_on_training_rows(artifact(performance=modified(
         HEALTHY_PERF, train_prediction_distribution={"0": 0.6, "1": 0.4},
     )))
+
+
+def test_dr34_a_shift_within_noise_of_a_large_one_counts_as_large():
+    """Two features moved 1.45 training stds, the predicted positives 20% -> 60%, labels
+    unmoved: at 840/360 rows a location shift's standard error is 0.063 std, so 1.45 is
+    within two of them of 1.5 (a feature shifted by 1.5 measures a little less or more
+    by the draw of the rows) and the moved feature is the visible cause: feature drift
+    claims the moved outputs, prediction drift no longer claims it. A shift of 1.2 std
+    (more than 2 standard errors below 1.5) stays in between: either reading holds."""
+    from deepfix_agents.rules.prediction_drift import large_feature_shifts
+
+    def shifted(shift):
+        perf = modified(
+            HEALTHY_PERF,
+            train_prediction_distribution={"0": 0.8, "1": 0.2},
+            prediction_distribution={"0": 0.4, "1": 0.6},
+        )
+        return artifact(
+            n_train=840, n_test=360, performance=perf,
+            train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2},
+            test_cols=[col("a", mean=shift), col("b", mean=-shift), col("c"), col("d")],
+        )
+
+    rule = RULES.get("prediction_drift")()
+    near = shifted(1.45)
+    assert set(large_feature_shifts(near)) == {"a", "b"}
+    assert "feature_drift" not in rule.explains_for(near)
+    categories = [f.category for f in _diagnose(near)]
+    assert categories[:1] == ["feature_drift"] and "prediction_drift" not in categories
+    between = shifted(1.2)
+    assert large_feature_shifts(between) == []
+    assert "feature_drift" in rule.explains_for(between)

@@ -32,6 +32,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import (
     DRIFTED,
+    NOISE_Z,
     NUDGE_SD,
     SHIFT_SCORE,
     PeriodDriftHarm,
@@ -46,8 +47,9 @@ from deepfix_agents.rules.feature_drift import (
 )
 from deepfix_agents.rules._shares import total_variation
 
-#: a numeric feature whose location moved this many training standard deviations is a
-#: covariate shift in its own right (the cause of the moved predictions)
+#: a numeric feature whose location moved this many training standard deviations (or
+#: within noise of it, see :func:`large_feature_shifts`) is a covariate shift in its own
+#: right (the cause of the moved predictions)
 LARGE_SHIFT_SD = 1.5
 #: NUDGE_SD (in feature_drift, which also reads it): below Cohen's "large" effect a
 #: feature's shift is a nudge. Between the two, either reading holds and the more urgent
@@ -55,11 +57,21 @@ LARGE_SHIFT_SD = 1.5
 
 
 def large_feature_shifts(artifact) -> list[str]:
-    """Numeric features (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
+    """Numeric features (by weighted drift) whose location moved LARGE_SHIFT_SD or more,
+    as far as these split sizes can tell: a measured shift counts as large unless it
+    falls short of LARGE_SHIFT_SD by more than ``NOISE_Z - 1`` standard errors of a
+    location shift (``sqrt(1/n + 1/m)`` training stds, :func:`numeric_shift`'s), the
+    point below which feature drift no longer counts an effect. A feature shifted by
+    1.5 training stds measures 1.49 or 1.51 by the draw of the rows: which of the two
+    readings (the visible feature drift, or prediction drift) claims the moved outputs
+    should not hang on that draw."""
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    se = math.sqrt(1.0 / n_train + 1.0 / n_test)
+    floor = LARGE_SHIFT_SD - (NOISE_Z - 1.0) * se
     return [
         facts["feature"]
         for _, facts in _column_drift(artifact)
-        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= LARGE_SHIFT_SD
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= floor
     ]
 
 
@@ -508,7 +520,8 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         are the acquisition-level cause and the shifted outputs their consequence, so
         here prediction drift does not claim feature drift (feature drift folds it in).
         The same holds on tables when a feature moved a long way on its own (at least
-        LARGE_SHIFT_SD training standard deviations): that shift is the cause, visible
+        LARGE_SHIFT_SD training standard deviations, within noise:
+        :func:`large_feature_shifts`): that shift is the cause, visible
         feature by feature, and the moved outputs its symptom. Only nudges too small to
         stand out one by one, adding up in the output, leave prediction drift the cause;
         then it also explains a model at chance on the moved test rows (``underfitting``,
