@@ -3253,3 +3253,33 @@ def test_dr34_a_shift_within_noise_of_a_large_one_counts_as_large():
     between = shifted(1.2)
     assert large_feature_shifts(between) == []
     assert "feature_drift" in rule.explains_for(between)
+
+
+def test_dr34_a_memoriser_answering_one_class_on_test_is_no_prediction_drift():
+    """A classifier that reproduces its training labels (F1 1.000 on train, predicted
+    shares 57/43 as its labels) and answers '0' on every test row, the inputs unmoved:
+    its training-row outputs are the labels restated, so the train -> test comparison
+    of predicted shares measures the test predictions against the test labels, not a
+    shift of the outputs; prediction drift (its own reading and Deepchecks', capped at
+    it + 0.1) stays low. The same move by a model that learned (0.93 on train, its
+    training predictions its own) is prediction drift."""
+    from deepfix_agents.rules.prediction_drift import reproduces_training_labels
+
+    def one_class_on_test(train_score):
+        perf = modified(
+            HEALTHY_PERF, train_score=train_score, test_score=0.38,
+            train_prediction_distribution={"0": 0.57, "1": 0.43},
+            prediction_distribution={"0": 1.0},
+        )
+        return artifact(
+            performance=perf, train_labels={"0": 0.57, "1": 0.43},
+            test_labels={"0": 0.61, "1": 0.39},
+            checks=[check("Prediction Drift", value=0.57)],
+        )
+
+    memoriser = one_class_on_test(1.0)
+    assert reproduces_training_labels(memoriser, {"0": 0.57, "1": 0.43},
+                                      {"0": 0.57, "1": 0.43}, 1200)
+    assert assess("prediction_drift", memoriser)[0] in HEALTHY
+    learner = one_class_on_test(0.93)
+    assert assess("prediction_drift", learner)[0] in ("high", "critical")

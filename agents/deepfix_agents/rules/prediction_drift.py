@@ -304,6 +304,27 @@ def _residual_shift_se(artifact, n_train: float, n_test: float, train_std: float
     return math.sqrt(rmse_train**2 / n_train + rmse_test**2 / n_test) / train_std
 
 
+def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train: float) -> bool:
+    """Whether a classifier's outputs on its training rows are its training labels
+    restated: a training score of at least overfitting's ``MEMORISED`` and predicted
+    class shares on the training rows within share noise (1.5 sqrt(0.25 / n), one
+    split's half of the two-split margin :func:`_own` uses) of the label shares.
+
+    The train -> test comparison of predicted shares is meant to read how the model's
+    outputs respond to a new population. For a model that reproduces its training rows,
+    the "before" side is the labels themselves, so the comparison reduces to the test
+    predictions against the test labels: a test-only gap (a memoriser answering one
+    class on every unseen row: overfitting, a degenerate output), not a shift of the
+    outputs. Deepchecks' Prediction Drift, capped at this reading + 0.1, compares the
+    same two prediction samples."""
+    from deepfix_agents.rules.overfitting import memorises
+
+    train_score = artifact.performance.train_score
+    if train_score is None or not memorises(train_score) or not predicted or not labels:
+        return False
+    return total_variation(predicted, labels) <= 1.5 * math.sqrt(0.25 / max(n_train, 1))
+
+
 def outran_outcomes(artifact) -> bool:
     """Whether the model's predictions moved beyond what the move of the outcomes
     justifies by more than that difference's noise (:func:`_own`'s margin): on a
@@ -345,6 +366,7 @@ def _own(artifact) -> dict | None:
         return None
     labels_before = artifact.dataset.train.label_distribution
     labels_after = artifact.dataset.test.label_distribution
+    reproduced = reproduces_training_labels(artifact, before, labels_before, n_train)
     classes = sorted(set(before) | set(after) | set(labels_before) | set(labels_after))
     unjustified = {
         k: unjustified_move(
@@ -360,7 +382,9 @@ def _own(artifact) -> dict | None:
     excess = 0.5 * sum(unjustified[k] for k in classes)
     noise = 1.5 * math.sqrt(0.25 * (1.0 / n_train + 1.0 / n_test))
     return {
-        "score": interp(excess - noise, SHARE_SCORE),
+        # a model that reproduces its training labels has no reading of its own outputs
+        # on the training population to shift from (see reproduces_training_labels)
+        "score": 0.0 if reproduced else interp(excess - noise, SHARE_SCORE),
         "kind": "share",
         "unjustified": excess,
         "margin": noise,
@@ -410,7 +434,10 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "moving the same way justifies the move up to its own size; one that moved while "
         "the predictions stayed or moved the other way is label drift's and adds nothing),"
         " as a total variation, less 1.5 "
-        "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9. Regression: "
+        "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9; 0 for a "
+        "classifier that reproduces its training labels (training score >= 0.97, predicted "
+        "shares on its training rows within 1.5 sqrt(0.25/n) of the label shares: its "
+        "training outputs are the labels, no reading of its own to shift from). Regression: "
         "the mean prediction's shift the target mean's does not justify (the same reading), "
         "in training target stds, less "
         "3 standard errors of the mean residual's shift (RMSEs of both splits): 0.2 -> 0.3, "
