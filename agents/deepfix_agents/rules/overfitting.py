@@ -12,6 +12,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises  # noqa: F401
 from deepfix_agents.rules._training import smoothed
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
@@ -43,8 +44,8 @@ SURE_LAG_UNITS = 3.0
 #: ``MEMORISED``) is scored through underfitting's ``LAG_HARM_SCORE``: the measured harm of
 #: the memorisation, a floor under the gap score, which a noise margin sized for the worst
 #: case shrinks on small test splits
-#: a training score this close to perfect is memorisation, not learning (F1 / R2)
-MEMORISED = 0.97
+#: a training score this close to perfect is memorisation, not learning (F1 / R2):
+#: ``MEMORISED`` (with ``memorises`` and ``_clip``) lives in ``rules/_memorisation.py``
 #: without baselines we cannot tell harmful from benign memorisation
 NO_BASELINE_FACTOR = 0.8
 #: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
@@ -179,18 +180,6 @@ def label_noise_at_chance(artifact) -> dict | None:
     if at_chance(artifact) is None:
         return None
     return noisier_training_labels(artifact)
-
-
-def _clip(score: float) -> float:
-    """R2 below 0 is "worse than the mean" however negative: scores are clipped to
-    [0, 1] so that a model that is bad everywhere does not read as a gap."""
-    return min(max(score, 0.0), 1.0)
-
-
-def memorises(train_score: float) -> bool:
-    """Whether a training score this close to perfect (``MEMORISED``) shows a model that
-    reproduces its training rows rather than learning."""
-    return _clip(train_score) >= MEMORISED
 
 
 def _own(artifact) -> dict | None:

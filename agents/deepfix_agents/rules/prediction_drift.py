@@ -45,6 +45,7 @@ from deepfix_agents.rules.feature_drift import (
     performance_factor,
     two_sample_noise,
 )
+from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
 
 #: a numeric feature whose location moved this many training standard deviations (or
@@ -306,7 +307,7 @@ def _residual_shift_se(artifact, n_train: float, n_test: float, train_std: float
 
 def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train: float) -> bool:
     """Whether a classifier's outputs on its training rows are its training labels
-    restated: a training score of at least overfitting's ``MEMORISED`` and predicted
+    restated: a training score of at least ``MEMORISED`` (overfitting's) and predicted
     class shares on the training rows within share noise (1.5 sqrt(0.25 / n), one
     split's half of the two-split margin :func:`_own` uses) of the label shares.
 
@@ -317,8 +318,6 @@ def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train:
     class on every unseen row: overfitting, a degenerate output), not a shift of the
     outputs. Deepchecks' Prediction Drift, capped at this reading + 0.1, compares the
     same two prediction samples."""
-    from deepfix_agents.rules.overfitting import memorises
-
     train_score = artifact.performance.train_score
     if train_score is None or not memorises(train_score) or not predicted or not labels:
         return False
