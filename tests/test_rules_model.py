@@ -3202,7 +3202,7 @@ def test_dr34_a_collapse_on_the_training_rows_too_is_no_symptom_of_prediction_dr
     drift does not fold the degenerate-predictions finding in (it is reported on its
     own). A model whose outputs spread normally on its training rows (std 60 of a
     target std of 75, R2 0.86 reachable) and collapse on test only keeps the fold."""
-    from deepfix_agents.rules.prediction_drift import collapsed_on_training_rows
+    from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
     rule = RULES.get("prediction_drift")()
     flat = _dr34_collapsed(train_std=0.0)
@@ -3283,3 +3283,28 @@ def test_dr34_a_memoriser_answering_one_class_on_test_is_no_prediction_drift():
     assert assess("prediction_drift", memoriser)[0] in HEALTHY
     learner = one_class_on_test(0.93)
     assert assess("prediction_drift", learner)[0] in ("high", "critical")
+
+
+def test_dr34_a_memoriser_collapsing_on_unseen_rows_only_is_overfitting():
+    """F1 1.000 on train with its training outputs varied (57/43, as the labels), one
+    class on every test row: the collapse is what the memorisation does to unseen rows
+    (a kernel too narrow: every new row falls to the intercept's class), so overfitting
+    explains degenerate_predictions. A model collapsed on its training rows too (one
+    class there as well) is broken into a constant output: overfitting does not claim
+    it, nor does a model that learned (0.93 on train)."""
+    rule = RULES.get("overfitting")()
+
+    def collapsed(train_score, train_predicted):
+        perf = modified(
+            HEALTHY_PERF, train_score=train_score, test_score=0.38,
+            train_prediction_distribution=train_predicted,
+            prediction_distribution={"0": 1.0},
+        )
+        return artifact(performance=perf, train_labels={"0": 0.57, "1": 0.43},
+                        test_labels={"0": 0.61, "1": 0.39})
+
+    assert "degenerate_predictions" in rule.explains_for(
+        collapsed(1.0, {"0": 0.57, "1": 0.43}))
+    assert "degenerate_predictions" not in rule.explains_for(collapsed(1.0, {"0": 1.0}))
+    assert "degenerate_predictions" not in rule.explains_for(
+        collapsed(0.93, {"0": 0.57, "1": 0.43}))

@@ -361,13 +361,18 @@ class Overfitting(Rule):
         training rows (``underfitting``'s no-better-than-chance finding is folded into
         this one, or into the cause that explains this gap). When no baseline learns
         the labels either, the labels look unrelated to the features and that finding
-        stays the cause (it explains the train/test gap)."""
+        stays the cause (it explains the train/test gap). A memorising model whose
+        outputs collapse on the test rows only (they vary on its training rows:
+        :func:`~deepfix_agents.rules.degenerate_predictions.collapsed_on_training_rows`)
+        also explains that collapse: new rows fall to a default answer."""
         from deepfix_agents.rules.underfitting import (
             OVERFIT_GAP,
             at_chance,
             gap_in_error,
             signal_is_learnable,
         )
+
+        from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
         train, test = artifact.performance.train_score, artifact.performance.test_score
         if train is None:
@@ -376,15 +381,22 @@ class Overfitting(Rule):
                      and gap_in_error(artifact, _clip(train) - _clip(test)) > OVERFIT_GAP)
         if not (memorises(train) or far_above):
             return self.explains
+        explains = self.explains
+        if memorises(train) and not collapsed_on_training_rows(artifact):
+            # outputs that vary on the rows it reproduces and collapse on unseen rows
+            # only (an RBF kernel too narrow: every new row is far from all training
+            # rows and gets the intercept's class) are what the memorisation does to
+            # new rows, not a model broken into a constant output
+            explains = (*explains, "degenerate_predictions")
         if label_noise_at_chance(artifact) is not None:
             # the chance-level score is the fitted label noise reproduced on test rows:
             # a ladder fitted to the same noisy labels finding no signal does not make
             # the labels unrelated to the features
-            return (*self.explains, "underfitting")
+            return (*explains, "underfitting")
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
-            return self.explains
-        return (*self.explains, "underfitting")
+            return explains
+        return (*explains, "underfitting")
 
     def detect_model(self, artifact):
         own = _own(artifact)
