@@ -3210,3 +3210,142 @@ def test_uf34_a_ladder_clearly_above_chance_on_test_shows_the_signal_without_cv(
     assert assess_all("underfitting", behind) == "high"
     unclear = _rung_regression(model_score=0.33, rungs=[("linear", -0.1, 0.35)], noise=0.19)
     assert assess_all("underfitting", unclear) == "high"
+
+
+# --- round 34: dr34 ---
+
+
+def _dr34_collapsed(*, train_std, test_std=0.0):
+    """A regression model's predictions on train and test (target std 75 on both,
+    means unmoved), four features nudged 0.45 std together and told apart by a domain
+    classifier (a joint shift, reported by prediction drift), the ladder reaching R2
+    0.86."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], multivariate=0.95)
+    data = artifact(
+        task="regression", test_cols=data.dataset.test.columns, checks=data.checks,
+        baselines=[
+            BaselineResult(name="dummy_mean", metric="r2", cv_score=0.0, test_score=0.0),
+            BaselineResult(name="linear", metric="r2", cv_score=0.86, test_score=0.86),
+        ],
+    )
+    perf = modified(
+        data.performance, test_score=0.0, train_score=0.0,
+        prediction_spread_ratio=test_std / 75.0,
+        prediction_stats={"train": {"mean": 150.0, "std": train_std},
+                          "test": {"mean": 150.0, "std": test_std}},
+    )
+    return data.model_copy(update={"performance": perf})
+
+
+def test_dr34_a_collapse_on_the_training_rows_too_is_no_symptom_of_prediction_drift():
+    """Constant predictions on both splits: the inputs' joint shift between the splits
+    cannot have caused a collapse already present on the training rows, so prediction
+    drift does not fold the degenerate-predictions finding in (it is reported on its
+    own). A model whose outputs spread normally on its training rows (std 60 of a
+    target std of 75, R2 0.86 reachable) and collapse on test only keeps the fold."""
+    from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
+
+    rule = RULES.get("prediction_drift")()
+    flat = _dr34_collapsed(train_std=0.0)
+    assert collapsed_on_training_rows(flat)
+    assert "degenerate_predictions" not in rule.explains_for(flat)
+    assert [f.category for f in _diagnose(flat)][:1] == ["degenerate_predictions"]
+    spread = _dr34_collapsed(train_std=60.0)
+    assert not collapsed_on_training_rows(spread)
+    assert "degenerate_predictions" in rule.explains_for(spread)
+    # a classifier predicting one class for every training row while it is 60% of them
+    one_class = artifact(performance=modified(
+        HEALTHY_PERF, train_prediction_distribution={"0": 1.0},
+        prediction_distribution={"0": 1.0},
+    ))
+    assert collapsed_on_training_rows(one_class)
+    assert not collapsed_on_training_rows(artifact(performance=modified(
+        HEALTHY_PERF, train_prediction_distribution={"0": 0.6, "1": 0.4},
+    )))
+
+
+def test_dr34_a_shift_within_noise_of_a_large_one_counts_as_large():
+    """Two features moved 1.45 training stds, the predicted positives 20% -> 60%, labels
+    unmoved: at 840/360 rows a location shift's standard error is 0.063 std, so 1.45 is
+    within two of them of 1.5 (a feature shifted by 1.5 measures a little less or more
+    by the draw of the rows) and the moved feature is the visible cause: feature drift
+    claims the moved outputs, prediction drift no longer claims it. A shift of 1.2 std
+    (more than 2 standard errors below 1.5) stays in between: either reading holds."""
+    from deepfix_agents.rules.prediction_drift import large_feature_shifts
+
+    def shifted(shift):
+        perf = modified(
+            HEALTHY_PERF,
+            train_prediction_distribution={"0": 0.8, "1": 0.2},
+            prediction_distribution={"0": 0.4, "1": 0.6},
+        )
+        return artifact(
+            n_train=840, n_test=360, performance=perf,
+            train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2},
+            test_cols=[col("a", mean=shift), col("b", mean=-shift), col("c"), col("d")],
+        )
+
+    rule = RULES.get("prediction_drift")()
+    near = shifted(1.45)
+    assert set(large_feature_shifts(near)) == {"a", "b"}
+    assert "feature_drift" not in rule.explains_for(near)
+    categories = [f.category for f in _diagnose(near)]
+    assert categories[:1] == ["feature_drift"] and "prediction_drift" not in categories
+    between = shifted(1.2)
+    assert large_feature_shifts(between) == []
+    assert "feature_drift" in rule.explains_for(between)
+
+
+def test_dr34_a_memoriser_answering_one_class_on_test_is_no_prediction_drift():
+    """A classifier that reproduces its training labels (F1 1.000 on train, predicted
+    shares 57/43 as its labels) and answers '0' on every test row, the inputs unmoved:
+    its training-row outputs are the labels restated, so the train -> test comparison
+    of predicted shares measures the test predictions against the test labels, not a
+    shift of the outputs; prediction drift (its own reading and Deepchecks', capped at
+    it + 0.1) stays low. The same move by a model that learned (0.93 on train, its
+    training predictions its own) is prediction drift."""
+    from deepfix_agents.rules.prediction_drift import reproduces_training_labels
+
+    def one_class_on_test(train_score):
+        perf = modified(
+            HEALTHY_PERF, train_score=train_score, test_score=0.38,
+            train_prediction_distribution={"0": 0.57, "1": 0.43},
+            prediction_distribution={"0": 1.0},
+        )
+        return artifact(
+            performance=perf, train_labels={"0": 0.57, "1": 0.43},
+            test_labels={"0": 0.61, "1": 0.39},
+            checks=[check("Prediction Drift", value=0.57)],
+        )
+
+    memoriser = one_class_on_test(1.0)
+    assert reproduces_training_labels(memoriser, {"0": 0.57, "1": 0.43},
+                                      {"0": 0.57, "1": 0.43}, 1200)
+    assert assess("prediction_drift", memoriser)[0] in HEALTHY
+    learner = one_class_on_test(0.93)
+    assert assess("prediction_drift", learner)[0] in ("high", "critical")
+
+
+def test_dr34_a_memoriser_collapsing_on_unseen_rows_only_is_overfitting():
+    """F1 1.000 on train with its training outputs varied (57/43, as the labels), one
+    class on every test row: the collapse is what the memorisation does to unseen rows
+    (a kernel too narrow: every new row falls to the intercept's class), so overfitting
+    explains degenerate_predictions. A model collapsed on its training rows too (one
+    class there as well) is broken into a constant output: overfitting does not claim
+    it, nor does a model that learned (0.93 on train)."""
+    rule = RULES.get("overfitting")()
+
+    def collapsed(train_score, train_predicted):
+        perf = modified(
+            HEALTHY_PERF, train_score=train_score, test_score=0.38,
+            train_prediction_distribution=train_predicted,
+            prediction_distribution={"0": 1.0},
+        )
+        return artifact(performance=perf, train_labels={"0": 0.57, "1": 0.43},
+                        test_labels={"0": 0.61, "1": 0.39})
+
+    assert "degenerate_predictions" in rule.explains_for(
+        collapsed(1.0, {"0": 0.57, "1": 0.43}))
+    assert "degenerate_predictions" not in rule.explains_for(collapsed(1.0, {"0": 1.0}))
+    assert "degenerate_predictions" not in rule.explains_for(
+        collapsed(0.93, {"0": 0.57, "1": 0.43}))

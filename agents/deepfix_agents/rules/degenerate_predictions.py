@@ -86,6 +86,36 @@ def reachable_r2(artifact) -> float | None:
     return min(max(scores), 1.0) if scores else None
 
 
+def collapsed_on_training_rows(artifact) -> bool:
+    """Whether the model's outputs are collapsed on its own training rows too, read the
+    way ``degenerate_predictions`` reads the test split: regression predictions whose
+    spread on the training rows is under ``SPREAD_SCORE``'s zero point (0.4) of what
+    the best measured R2 lets an optimal predictor spread there (sqrt(R2) of the
+    training target's spread); a classifier predicting one class for at least 97% of
+    its training rows (``DOMINANCE_FACTOR``'s full point) while that class holds under
+    95% of their labels. A shift between the splits explains only what differs
+    between them: a collapse already present where nothing moved is no drift's
+    symptom. False when the training split's statistics are missing."""
+    dataset, performance = artifact.dataset, artifact.performance
+    if dataset.train is None:
+        return False
+    if artifact.task == "regression":
+        train = (performance.prediction_stats or {}).get("train") or {}
+        label_std = (dataset.train.label_stats or {}).get("std")
+        spread = train.get("std")
+        reachable = reachable_r2(artifact)
+        if spread is None or not label_std or label_std <= 0 or reachable is None:
+            return False
+        expected = math.sqrt(max(reachable, 0.0))
+        return expected > 0 and spread / label_std < SPREAD_SCORE[-1][0] * expected
+    predicted = performance.train_prediction_distribution
+    truth = dataset.train.label_distribution
+    if not predicted or not truth:
+        return False
+    label, share = max(predicted.items(), key=lambda kv: (kv[1], kv[0]))
+    return share >= DOMINANCE_FACTOR[-1][0] and truth.get(label, 0.0) < 0.95
+
+
 @register_rule
 class DegeneratePredictions(Rule):
     id = "degenerate_predictions"

@@ -12,6 +12,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises  # noqa: F401
 from deepfix_agents.rules._training import smoothed
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
@@ -43,8 +44,8 @@ SURE_LAG_UNITS = 3.0
 #: ``MEMORISED``) is scored through underfitting's ``LAG_HARM_SCORE``: the measured harm of
 #: the memorisation, a floor under the gap score, which a noise margin sized for the worst
 #: case shrinks on small test splits
-#: a training score this close to perfect is memorisation, not learning (F1 / R2)
-MEMORISED = 0.97
+#: a training score this close to perfect is memorisation, not learning (F1 / R2):
+#: ``MEMORISED`` (with ``memorises`` and ``_clip``) lives in ``rules/_memorisation.py``
 #: without baselines we cannot tell harmful from benign memorisation
 NO_BASELINE_FACTOR = 0.8
 #: Deepchecks Train Test Performance: largest relative degradation -> score. Capped at
@@ -179,18 +180,6 @@ def label_noise_at_chance(artifact) -> dict | None:
     if at_chance(artifact) is None:
         return None
     return noisier_training_labels(artifact)
-
-
-def _clip(score: float) -> float:
-    """R2 below 0 is "worse than the mean" however negative: scores are clipped to
-    [0, 1] so that a model that is bad everywhere does not read as a gap."""
-    return min(max(score, 0.0), 1.0)
-
-
-def memorises(train_score: float) -> bool:
-    """Whether a training score this close to perfect (``MEMORISED``) shows a model that
-    reproduces its training rows rather than learning."""
-    return _clip(train_score) >= MEMORISED
 
 
 def _own(artifact) -> dict | None:
@@ -372,13 +361,18 @@ class Overfitting(Rule):
         training rows (``underfitting``'s no-better-than-chance finding is folded into
         this one, or into the cause that explains this gap). When no baseline learns
         the labels either, the labels look unrelated to the features and that finding
-        stays the cause (it explains the train/test gap)."""
+        stays the cause (it explains the train/test gap). A memorising model whose
+        outputs collapse on the test rows only (they vary on its training rows:
+        :func:`~deepfix_agents.rules.degenerate_predictions.collapsed_on_training_rows`)
+        also explains that collapse: new rows fall to a default answer."""
         from deepfix_agents.rules.underfitting import (
             OVERFIT_GAP,
             at_chance,
             gap_in_error,
             signal_is_learnable,
         )
+
+        from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
         train, test = artifact.performance.train_score, artifact.performance.test_score
         if train is None:
@@ -387,15 +381,22 @@ class Overfitting(Rule):
                      and gap_in_error(artifact, _clip(train) - _clip(test)) > OVERFIT_GAP)
         if not (memorises(train) or far_above):
             return self.explains
+        explains = self.explains
+        if memorises(train) and not collapsed_on_training_rows(artifact):
+            # outputs that vary on the rows it reproduces and collapse on unseen rows
+            # only (an RBF kernel too narrow: every new row is far from all training
+            # rows and gets the intercept's class) are what the memorisation does to
+            # new rows, not a model broken into a constant output
+            explains = (*explains, "degenerate_predictions")
         if label_noise_at_chance(artifact) is not None:
             # the chance-level score is the fitted label noise reproduced on test rows:
             # a ladder fitted to the same noisy labels finding no signal does not make
             # the labels unrelated to the features
-            return (*self.explains, "underfitting")
+            return (*explains, "underfitting")
         measured = at_chance(artifact)
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
-            return self.explains
-        return (*self.explains, "underfitting")
+            return explains
+        return (*explains, "underfitting")
 
     def detect_model(self, artifact):
         own = _own(artifact)

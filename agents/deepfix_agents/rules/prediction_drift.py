@@ -32,6 +32,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import (
     DRIFTED,
+    NOISE_Z,
     NUDGE_SD,
     SHIFT_SCORE,
     PeriodDriftHarm,
@@ -44,10 +45,13 @@ from deepfix_agents.rules.feature_drift import (
     performance_factor,
     two_sample_noise,
 )
+from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
+from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
-#: a numeric feature whose location moved this many training standard deviations is a
-#: covariate shift in its own right (the cause of the moved predictions)
+#: a numeric feature whose location moved this many training standard deviations (or
+#: within noise of it, see :func:`large_feature_shifts`) is a covariate shift in its own
+#: right (the cause of the moved predictions)
 LARGE_SHIFT_SD = 1.5
 #: NUDGE_SD (in feature_drift, which also reads it): below Cohen's "large" effect a
 #: feature's shift is a nudge. Between the two, either reading holds and the more urgent
@@ -55,11 +59,21 @@ LARGE_SHIFT_SD = 1.5
 
 
 def large_feature_shifts(artifact) -> list[str]:
-    """Numeric features (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
+    """Numeric features (by weighted drift) whose location moved LARGE_SHIFT_SD or more,
+    as far as these split sizes can tell: a measured shift counts as large unless it
+    falls short of LARGE_SHIFT_SD by more than ``NOISE_Z - 1`` standard errors of a
+    location shift (``sqrt(1/n + 1/m)`` training stds, :func:`numeric_shift`'s), the
+    point below which feature drift no longer counts an effect. A feature shifted by
+    1.5 training stds measures 1.49 or 1.51 by the draw of the rows: which of the two
+    readings (the visible feature drift, or prediction drift) claims the moved outputs
+    should not hang on that draw."""
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    se = math.sqrt(1.0 / n_train + 1.0 / n_test)
+    floor = LARGE_SHIFT_SD - (NOISE_Z - 1.0) * se
     return [
         facts["feature"]
         for _, facts in _column_drift(artifact)
-        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= LARGE_SHIFT_SD
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= floor
     ]
 
 
@@ -256,6 +270,25 @@ def _residual_shift_se(artifact, n_train: float, n_test: float, train_std: float
     return math.sqrt(rmse_train**2 / n_train + rmse_test**2 / n_test) / train_std
 
 
+def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train: float) -> bool:
+    """Whether a classifier's outputs on its training rows are its training labels
+    restated: a training score of at least ``MEMORISED`` (overfitting's) and predicted
+    class shares on the training rows within share noise (1.5 sqrt(0.25 / n), one
+    split's half of the two-split margin :func:`_own` uses) of the label shares.
+
+    The train -> test comparison of predicted shares is meant to read how the model's
+    outputs respond to a new population. For a model that reproduces its training rows,
+    the "before" side is the labels themselves, so the comparison reduces to the test
+    predictions against the test labels: a test-only gap (a memoriser answering one
+    class on every unseen row: overfitting, a degenerate output), not a shift of the
+    outputs. Deepchecks' Prediction Drift, capped at this reading + 0.1, compares the
+    same two prediction samples."""
+    train_score = artifact.performance.train_score
+    if train_score is None or not memorises(train_score) or not predicted or not labels:
+        return False
+    return total_variation(predicted, labels) <= 1.5 * math.sqrt(0.25 / max(n_train, 1))
+
+
 def outran_outcomes(artifact) -> bool:
     """Whether the model's predictions moved beyond what the move of the outcomes
     justifies by more than that difference's noise (:func:`_own`'s margin): on a
@@ -297,6 +330,7 @@ def _own(artifact) -> dict | None:
         return None
     labels_before = artifact.dataset.train.label_distribution
     labels_after = artifact.dataset.test.label_distribution
+    reproduced = reproduces_training_labels(artifact, before, labels_before, n_train)
     classes = sorted(set(before) | set(after) | set(labels_before) | set(labels_after))
     unjustified = {
         k: unjustified_move(
@@ -312,7 +346,9 @@ def _own(artifact) -> dict | None:
     excess = 0.5 * sum(unjustified[k] for k in classes)
     noise = 1.5 * math.sqrt(0.25 * (1.0 / n_train + 1.0 / n_test))
     return {
-        "score": interp(excess - noise, SHARE_SCORE),
+        # a model that reproduces its training labels has no reading of its own outputs
+        # on the training population to shift from (see reproduces_training_labels)
+        "score": 0.0 if reproduced else interp(excess - noise, SHARE_SCORE),
         "kind": "share",
         "unjustified": excess,
         "margin": noise,
@@ -362,7 +398,10 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "moving the same way justifies the move up to its own size; one that moved while "
         "the predictions stayed or moved the other way is label drift's and adds nothing),"
         " as a total variation, less 1.5 "
-        "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9. Regression: "
+        "sqrt(0.25 (1/n+1/m)): 0.07 -> 0.3, 0.12 -> 0.5, 0.2 -> 0.8, 0.3 -> 0.9; 0 for a "
+        "classifier that reproduces its training labels (training score >= 0.97, predicted "
+        "shares on its training rows within 1.5 sqrt(0.25/n) of the label shares: its "
+        "training outputs are the labels, no reading of its own to shift from). Regression: "
         "the mean prediction's shift the target mean's does not justify (the same reading), "
         "in training target stds, less "
         "3 standard errors of the mean residual's shift (RMSEs of both splits): 0.2 -> 0.3, "
@@ -472,18 +511,26 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         are the acquisition-level cause and the shifted outputs their consequence, so
         here prediction drift does not claim feature drift (feature drift folds it in).
         The same holds on tables when a feature moved a long way on its own (at least
-        LARGE_SHIFT_SD training standard deviations): that shift is the cause, visible
+        LARGE_SHIFT_SD training standard deviations, within noise:
+        :func:`large_feature_shifts`): that shift is the cause, visible
         feature by feature, and the moved outputs its symptom. Only nudges too small to
         stand out one by one, adding up in the output, leave prediction drift the cause;
         then it also explains a model at chance on the moved test rows (``underfitting``,
-        which feature drift explains for one moved feature)."""
+        which feature drift explains for one moved feature). Outputs collapsed on the
+        training rows as well (:func:`collapsed_on_training_rows`) are no symptom of a
+        shift between the splits: degenerate predictions then keep their own finding."""
+        explains = self.explains
+        if collapsed_on_training_rows(artifact):
+            # the outputs are as degenerate on the training rows, where nothing moved:
+            # a shift between the splits cannot have caused that collapse
+            explains = tuple(c for c in explains if c != "degenerate_predictions")
         if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
-            return tuple(c for c in self.explains if c != "feature_drift")
+            return tuple(c for c in explains if c != "feature_drift")
         if joint_nudge(artifact) is not None:
             # the inputs moved together while the outcomes stayed: a model scoring at
             # chance on the moved test rows is that shift's harm, as with feature drift
-            return self.explains + ("underfitting",)
-        return self.explains
+            return explains + ("underfitting",)
+        return explains
 
     def title(self, signals, artifact):
         kind = self.fact(signals, "kind")
