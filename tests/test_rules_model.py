@@ -3349,3 +3349,68 @@ def test_dr34_a_memoriser_collapsing_on_unseen_rows_only_is_overfitting():
     assert "degenerate_predictions" not in rule.explains_for(collapsed(1.0, {"0": 1.0}))
     assert "degenerate_predictions" not in rule.explains_for(
         collapsed(0.93, {"0": 0.57, "1": 0.43}))
+
+
+# --- round 34: sl34 ---
+
+
+def _sl34_site_with_slice(seg_wrong, slice_wrong, expected_wrong=4.8):
+    """A 4-class model on 360 test rows (the airports shape): 'kind' has three levels;
+    'municipal' (106 rows) gets ``seg_wrong`` wrong answers, the other 254 rows 5. The
+    top overconfident slice is that whole category: 53 confident rows, ``slice_wrong``
+    of them wrong where the model's stated confidence expects ``expected_wrong``."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test, errors = 360, seg_wrong + 5
+    overall = errors / n_test
+
+    def segment(value, n, wrong):
+        return SegmentScore(feature="kind", value=value, share=n / n_test, n_rows=n,
+                            error=wrong / n, overall_error=overall, baseline_error=0.6,
+                            overall_baseline_error=0.66)
+
+    segments = [segment("municipal", 106, seg_wrong), segment("county", 49, 1),
+                segment("other", 205, 4)]
+    perf = modified(HEALTHY_PERF, segments=segments, test_score=1 - overall,
+                    prediction_distribution={"0": 0.1, "1": 0.3, "2": 0.3, "3": 0.3})
+    cols = [col(f) for f in FEATURES] + [col("kind", kind="categorical", n_unique=3)]
+    data = artifact(task="multiclass_classification", n_test=n_test, performance=perf,
+                    features=[*FEATURES, "kind"], test_cols=cols, train_cols=cols)
+    top = SliceConfidence(
+        description="kind = municipal", features=["kind"], kind="overconfident",
+        n_rows=106, share=106 / n_test, n_confident=53, rate=slice_wrong / 53,
+        rate_low=max(slice_wrong / 53 - 0.13, 0.0), rate_high=min(slice_wrong / 53 + 0.12, 1.0),
+        overall_rate=0.09, mean_confidence=0.92, share_of_confident_errors=0.9,
+        n_wrong=slice_wrong, expected_wrong=expected_wrong, expected_wrong_var=4.1,
+    )
+    summary = ConfidenceSummary(n_rows=n_test, threshold=0.8, confident_error_rate=0.2,
+                                n_confident=200, slices=[top])
+    return data.model_copy(update={"confidence": summary})
+
+
+def test_sl34_a_segment_failing_beyond_its_slices_excess_confident_errors_explains_it():
+    """68 of municipal's 106 rows wrong (5 of the other 254): 33 of its 53 confident
+    answers wrong where 4.8 are expected. With those 28 excess confident errors
+    answered right, 40 wrong answers remain against a 2% rate elsewhere, still far
+    beyond the scan's bar: the category fails at every confidence, so the weak segment
+    is the cause and takes the slice as its symptom (not the reverse). When the
+    slice's excess accounts for the segment's failure (30 wrong, 28 of them confident
+    where 4 are expected: 6 remain), the slice keeps explaining the segment."""
+    from deepfix_agents.rules.weak_segment import segment_beyond_slice
+
+    failing = _sl34_site_with_slice(seg_wrong=68, slice_wrong=33)
+    seg = segment_beyond_slice(failing)
+    assert seg is not None and seg.value == "municipal"
+    assert "overconfident_slice" in RULES.get("weak_segment")().explains_for(failing)
+    assert "weak_segment" not in RULES.get("overconfident_slice")().explains_for(failing)
+    categories = [f.category for f in _diagnose(failing)]
+    assert "weak_segment" in categories and "overconfident_slice" not in categories
+
+    sure = _sl34_site_with_slice(seg_wrong=30, slice_wrong=28, expected_wrong=4.0)
+    assert segment_beyond_slice(sure) is None
+    assert "overconfident_slice" not in RULES.get("weak_segment")().explains_for(sure)
+    assert "weak_segment" in RULES.get("overconfident_slice")().explains_for(sure)
+    # a slice without the error count (artifacts before round 32): nothing changes
+    old = failing.model_copy(update={"confidence": failing.confidence.model_copy(update={
+        "slices": [failing.confidence.slices[0].model_copy(update={"n_wrong": None})]})})
+    assert segment_beyond_slice(old) is None
