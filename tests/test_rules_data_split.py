@@ -1661,3 +1661,16 @@ def test_mv34_majority_gaps_predicted_worse_or_lost_cells_beside_them_keep_their
     # under half the rows (lost cells, what an injection makes): the share's score stays
     minority = _quarterly(0.25, after=0.70)
     assert finding("missing_values", minority)["severity"] == "medium"
+
+
+def test_mv34_gaps_nothing_measured_keep_their_score_at_unmeasured_confidence():
+    # 25% lost cells in the column the model leans on, no refit and no gapped test rows
+    # compared (too few): the share still sets the score (medium), but nothing measured
+    # harm, so the finding is as sure as an unmeasured one (0.6), not 0.95
+    bare = _feed_leaned_on(0.25)
+    found = finding("missing_values", bare)
+    assert found["severity"] == "medium"
+    assert found["confidence"] == pytest.approx(0.6)
+    # the same gaps with their test rows compared (not resolved: noisy) keep 0.95
+    compared = _gap_rows(after=0.19, before=0.19, noise=0.05, n_rows=75)
+    assert finding("missing_values", compared)["confidence"] == pytest.approx(0.95)
