@@ -61,6 +61,27 @@ NEGLIGIBLE_ERROR = 0.01
 #: splits (what a lost or coded measurement makes) keep the test split's signal and its
 #: measurement.
 UNMEASURED_CONFIDENCE = 0.6
+#: the same confidence goes to any gaps nothing measured (no refit bounding them, no
+#: comparison of gapped test rows: fewer than the 10 the testing step needs): their share
+#: still sets the score (lost cells are a defect in proportion to their share), but the
+#: finding is presence, not measured harm, and ranks as sure as one only where harm was
+#: measured (3% natural gaps in a few yearly rates on a 61-row test split, 2 gapped test
+#: rows, ranked first at conf 0.95 over planted bugs of the same severity)
+#: a column missing in more than half of a split's rows is a measurement most rows do not
+#: have (a figure recorded less often than the rows, a series that begins mid-sample), not a few
+#: lost cells: its missing share says how many rows the measurement does not cover, not how
+#: much the model loses (the same reasoning as a spike held by most of its column,
+#: :data:`MAJORITY`). What the gaps cost is then only what is measured: the test rows with
+#: a gap predicted worse than the rest beyond 2 noise units (``missing_rows``), or a refit
+#: bounding them (``drop_feature``). Compared and not worse beyond noise, with no refit,
+#: it is reported at most low (LOW_CAP), confidence 0.6, no importance bonus, and the
+#: finding names the next column whose gaps score higher, if any (lost cells in a minority
+#: of rows keep their share's score). Too few gapped test rows to compare is no measured
+#: harm either (as for gaps confined to training). An entirely empty column (EMPTY) is not
+#: a sparse measurement but one the split lacks, and keeps its share's score
+MAJORITY_GAP = 0.5
+#: a column at least this empty in a split holds no value at all there
+EMPTY = 0.999
 #: "reported at most low" (detached and relaxed spikes, gaps measured harmless): the
 #: highest score still in the low band (medium starts at 0.4)
 LOW_CAP = 0.35
@@ -181,7 +202,12 @@ class MissingValues(Rule):
         "one point of test error (accuracy, or MAE in target SDs) caps the finding at low "
         "(no importance bonus, confidence 0.6); gaps confined to the training split (the column "
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
-        "importance bonus, confidence 0.6); missing labels: 0.3 at any share up to 0.7 at 20%. "
+        "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
+        "test rows to compare) keep their share's score at confidence 0.6; a column missing in more than half (not all) of a "
+        "split's rows is a measurement most rows lack, not lost cells: unless its gapped test rows "
+        "are predicted worse beyond 2 noise units or a refit bounds it, at most low (0.35, no "
+        "importance bonus, confidence 0.6), and the finding reports the column whose gaps score "
+        "highest; missing labels: 0.3 at any share up to 0.7 at 20%. "
         "Disguised missing values (tabular, measured): a value holding >= 2% of a numeric "
         "column and 5x the share of the next value (1.5x at the column's minimum or maximum; "
         "or the commonest value just outside a 1-7 style integer scale), whose replacement by "
@@ -213,66 +239,31 @@ class MissingValues(Rule):
                 if c.name != dataset.target and c.name in dataset.feature_names and c.missing_fraction > 0
             ]
             if columns:
-                worst = max(columns, key=lambda c: (c.missing_fraction, c.name))
-                score = interp(worst.missing_fraction, COLUMN_SCORE)
-                bound = missing_harm_bound(artifact, worst.name, worst.missing_fraction)
-                negligible = bound is not None and bound < NEGLIGIBLE_SKILL
-                by_rows = missing_rows_bound(artifact, worst.name)
-                rows_harmless = by_rows is not None and by_rows[1] < NEGLIGIBLE_ERROR
-                # gaps confined to training, and no refit measured what they cost the fit
-                train_only = (
-                    split is dataset.train
-                    and bound is None
-                    and complete_on_test(artifact, worst.name)
+                # the column whose gaps score highest once measured harm is read: a column
+                # mostly missing without measured harm (see MAJORITY_GAP) does not hide a
+                # column whose lost cells are unmeasured
+                order = sorted(columns, key=lambda c: (c.missing_fraction, c.name), reverse=True)
+                best = max(
+                    (self._column_signal(artifact, split, c, importances, average) for c in order),
+                    key=lambda t: (t[0], t[1].missing_fraction, t[1].name),
                 )
-                if importances.get(worst.name, 0.0) > average and not (
-                    negligible or rows_harmless or train_only
-                ):
-                    score += 0.1
-                if rows_harmless or train_only:
-                    score = min(score, LOW_CAP)
-                empty = [c.name for c in columns if c.missing_fraction >= 0.999]
-                detail = (
-                    f"{len(columns)} feature(s) have missing values in {split.name}; worst "
-                    f"{worst.name!r} is {pct(worst.missing_fraction)} missing"
+                score, worst, confidence, detail = best
+                empty = [c.name for c in columns if c.missing_fraction >= EMPTY]
+                head = f"{len(columns)} feature(s) have missing values in {split.name}; "
+                head += (
+                    f"worst {worst.name!r} is {pct(worst.missing_fraction)} missing"
+                    if worst is order[0]
+                    else f"{worst.name!r} is {pct(worst.missing_fraction)} missing (the worst, "
+                    f"{order[0].name!r} at {pct(order[0].missing_fraction)}, scores lower once "
+                    "what its gaps cost was measured)"
                 )
                 if empty:
-                    detail += f"; entirely empty: {empty[:5]}"
-                if negligible:
-                    detail += (
-                        f"; refitting without {worst.name!r} shows its missing cells cost at most "
-                        f"{pct(bound)} of the model's skill: present, but harmless to this model"
-                    )
-                if train_only:
-                    detail += (
-                        f"; {worst.name!r} is complete on test: no test row is predicted from an "
-                        "imputed value, so these gaps can cost the model only through the fit, "
-                        "which was not measured (reported as unmeasured, at most low)"
-                    )
-                if by_rows is not None and not train_only:
-                    rows, row_bound = by_rows
-                    where = "a gap" if rows.target == "*" else f"a gap in {rows.target!r}"
-                    detail += (
-                        f"; the {rows.n_rows} test rows with {where} have "
-                        f"{rows.metric.replace('_', ' ')} {rows.score_after:.3f} vs "
-                        f"{rows.score_before:.3f} on the rest (noise {rows.noise or 0:.3f})"
-                    )
-                    if rows_harmless:
-                        detail += (
-                            ": rows with gaps are predicted as well as the rest (or better); the gaps cost "
-                            f"at most {row_bound:.3f} of test error, nothing measurable to this model"
-                        )
+                    head += f"; entirely empty: {empty[:5]}"
                 yield self.signal(
                     "dataset",
                     score=score,
-                    confidence=(
-                        NEGLIGIBLE_CONFIDENCE
-                        if (negligible or rows_harmless)
-                        else UNMEASURED_CONFIDENCE
-                        if train_only
-                        else 0.95
-                    ),
-                    detail=detail,
+                    confidence=confidence,
+                    detail=head + detail,
                     value=worst.missing_fraction,
                     column=worst.name,
                     share=worst.missing_fraction,
@@ -289,6 +280,79 @@ class MissingValues(Rule):
                     label_share=split.label_missing_fraction,
                     split=split.name,
                 )
+
+    def _column_signal(self, artifact, split, worst, importances, average):
+        """(score, column, confidence, detail tail) of one gapped column of ``split``."""
+        dataset = artifact.dataset
+        score = interp(worst.missing_fraction, COLUMN_SCORE)
+        bound = missing_harm_bound(artifact, worst.name, worst.missing_fraction)
+        negligible = bound is not None and bound < NEGLIGIBLE_SKILL
+        by_rows = missing_rows_bound(artifact, worst.name)
+        rows_harmless = by_rows is not None and by_rows[1] < NEGLIGIBLE_ERROR
+        # gaps confined to training, and no refit measured what they cost the fit
+        train_only = split is dataset.train and bound is None and complete_on_test(artifact, worst.name)
+        # a column missing in most (not all) rows whose gaps no measurement shows costly:
+        # no refit, and the gapped test rows not predicted worse beyond noise (or too few
+        # to compare)
+        worse = by_rows is not None and (
+            by_rows[0].score_after - by_rows[0].score_before > NOISE_UNITS * (by_rows[0].noise or 0.0)
+        )
+        baseline_gap = (
+            MAJORITY_GAP < worst.missing_fraction < EMPTY
+            and bound is None
+            and not rows_harmless
+            and not worse
+        )
+        # nothing measured what these gaps cost: no refit bound, no gapped test rows compared
+        unmeasured = bound is None and by_rows is None
+        if importances.get(worst.name, 0.0) > average and not (
+            negligible or rows_harmless or train_only or baseline_gap
+        ):
+            score += 0.1
+        if rows_harmless or train_only or baseline_gap:
+            score = min(score, LOW_CAP)
+        detail = ""
+        if negligible:
+            detail += (
+                f"; refitting without {worst.name!r} shows its missing cells cost at most "
+                f"{pct(bound)} of the model's skill: present, but harmless to this model"
+            )
+        if train_only:
+            detail += (
+                f"; {worst.name!r} is complete on test: no test row is predicted from an "
+                "imputed value, so these gaps can cost the model only through the fit, "
+                "which was not measured (reported as unmeasured, at most low)"
+            )
+        if by_rows is not None and not train_only:
+            rows, row_bound = by_rows
+            where = "a gap" if rows.target == "*" else f"a gap in {rows.target!r}"
+            detail += (
+                f"; the {rows.n_rows} test rows with {where} have "
+                f"{rows.metric.replace('_', ' ')} {rows.score_after:.3f} vs "
+                f"{rows.score_before:.3f} on the rest (noise {rows.noise or 0:.3f})"
+            )
+            if rows_harmless:
+                detail += (
+                    ": rows with gaps are predicted as well as the rest (or better); the gaps cost "
+                    f"at most {row_bound:.3f} of test error, nothing measurable to this model"
+                )
+            elif baseline_gap:
+                detail += ": not worse beyond 2 noise units"
+        if baseline_gap:
+            detail += (
+                f"; {worst.name!r} is missing in most rows, a measurement most rows do not have "
+                "(a figure recorded less often than the rows, a series that begins mid-sample), "
+                "not a few lost cells, and no measurement shows its gaps cost this model "
+                "anything (reported at most low)"
+            )
+        confidence = (
+            NEGLIGIBLE_CONFIDENCE
+            if (negligible or rows_harmless or baseline_gap)
+            else UNMEASURED_CONFIDENCE
+            if train_only or unmeasured
+            else 0.95
+        )
+        return score, worst, confidence, detail
 
     def detect_intervention(self, artifact):
         """Disguised missing values: a spike value (0, -999) that the model reads as a
