@@ -3414,3 +3414,32 @@ def test_sl34_a_segment_failing_beyond_its_slices_excess_confident_errors_explai
     old = failing.model_copy(update={"confidence": failing.confidence.model_copy(update={
         "slices": [failing.confidence.slices[0].model_copy(update={"n_wrong": None})]})})
     assert segment_beyond_slice(old) is None
+
+
+# --- round 34b: uu34 ---
+
+
+def test_uu34_collected_noise_on_a_regression_whose_weak_features_pass_beyond_chance():
+    """A weak regression (monthly indicators that each explain a little) has no feature
+    at twice the noise bound, but four of 14 features beyond the bound (|Spearman|, 2.5
+    standard errors, each passed by chance with probability 1.2%) are far more than
+    chance gives (P < 1e-4): the labels relate to the features, and the ten columns
+    within noise are collected noise. Two passes of 14 are what chance gives about once
+    in 80 tries (P 0.013 > 0.01), and a classification's Somers' D has a class-dependent
+    standard error: both stay a label question (info)."""
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    noise = [f"aux{i}" for i in range(10)]
+    # 1200 training rows: noise bound 0.072, twice it 0.144
+    weak = {"a": 0.13, "b": 0.11, "c": 0.10, "d": 0.09}
+    features = list(weak) + noise
+    cols = [col(f, target_association=weak.get(f, 0.02)) for f in features]
+    data = artifact(task="regression", features=features, train_cols=cols, model=model)
+    severity, title, _ = assess("unused_features", data)
+    assert severity == "low"
+    assert title.startswith("10 of 14 features")
+    classifier = artifact(features=features, train_cols=cols, model=model)
+    assert assess("unused_features", classifier)[0] == "info"
+    two = {"a": 0.13, "b": 0.11, "c": 0.05, "d": 0.04}
+    cols = [col(f, target_association=two.get(f, 0.02)) for f in features]
+    data = artifact(task="regression", features=features, train_cols=cols, model=model)
+    assert assess("unused_features", data)[0] == "info"

@@ -43,9 +43,10 @@ MIN_NOISE_SHARE = 0.4
 #: feature (a label problem). A barely predictable target has weak real features (between
 #: one and two bounds) that are still signal; one clear feature next to nothing else is
 #: what a rare class or label noise leaves (every association shrinks), so it is not
-#: enough alone. The same "beyond the bound" as the testing step's refit without the
-#: noise columns (``drop_noise_features``), so the finding and the refit name the same
-#: columns
+#: enough alone. On a regression, several features that each pass the bound, more than
+#: chance pushes past it (see :func:`_more_than_chance`), relate to the label as well.
+#: The same "beyond the bound" as the testing step's refit without the noise columns
+#: (``drop_noise_features``), so the finding and the refit name the same columns
 MIN_SIGNAL_FEATURES = 2
 #: share of noise features -> score (low: a cost, not a measured loss of accuracy)
 NOISE_SHARE_SCORE = ((0.4, 0.3), (0.8, 0.38))
@@ -161,10 +162,40 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
         else:
             signal += 1
             clear += column.target_association >= 2 * bound
-    if signal < MIN_SIGNAL_FEATURES or not clear:
+    if signal < MIN_SIGNAL_FEATURES or not (
+        clear or _more_than_chance(artifact, signal, measured)
+    ):
         # nothing relates to the label: the labels are the problem, not the features
         return [], measured
     return noise, measured
+
+
+#: a regression's features beyond the noise bound are signal, not the few that chance
+#: pushes past it, when that many passes among the measured features would happen by
+#: chance with less than this probability
+CHANCE_PASSES_ALPHA = 0.01
+
+
+def _more_than_chance(artifact, signal: int, measured: int) -> bool:
+    """Whether ``signal`` of ``measured`` features beyond the noise bound are more than
+    chance gives: on a regression the association is |Spearman|, whose standard error
+    under no relation is 1/sqrt(n), so each unrelated feature passes the bound
+    (NOISE_UNITS standard errors) with probability erfc(NOISE_UNITS / sqrt 2), about
+    1.2%, and the number of passes is binomial. Several features that each pass (a
+    weak but real regression: monthly indicators that each explain a little) then
+    relate to the label even when none reaches twice the bound. Classification
+    associations (Somers' D of an imbalanced class, mutual information) have larger,
+    class-dependent standard errors, so there only the clear feature counts (a
+    regression's categorical inputs, measured by mutual information, are counted
+    alike: few, and the test only decides whether anything relates at all)."""
+    if artifact.task != "regression" or measured <= 0:
+        return False
+    from math import comb, erfc, sqrt
+
+    p = erfc(NOISE_UNITS / sqrt(2.0))
+    tail = sum(comb(measured, k) * p**k * (1 - p) ** (measured - k)
+               for k in range(signal, measured + 1))
+    return tail < CHANCE_PASSES_ALPHA
 
 
 def collected_noise(artifact) -> tuple[list[str], int]:
@@ -434,7 +465,8 @@ class UnusedFeatures(Rule):
         "when it relates to the label beyond twice the noise bound (no 0.3 floor: exact "
         "evidence). At least 8 features, and 40% of "
         "them, with no label association beyond noise (2.5/sqrt(n_train)), while two features "
-        "relate beyond it, one by twice: low, 0.3 at 40% -> 0.38 at 80%, confidence 0.9. Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
+        "relate beyond it, one by twice (or, on a regression, more features pass it than "
+        "chance would push past it, binomial P < 1%): low, 0.3 at 40% -> 0.38 at 80%, confidence 0.9. Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
         "60% -> 0.28, 80% -> 0.35, 100% -> 0.38. Medium only when most features are truly "
         "ignored (below 0.02x the mean) and at least 10 of them: 75% -> 0.4, 90% -> 0.5. "
         "Deepchecks Unused Features (high-variance unused features) 5 -> 0.2, 15 -> 0.28, 30 "
