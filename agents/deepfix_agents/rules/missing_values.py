@@ -60,13 +60,14 @@ NEGLIGIBLE_ERROR = 0.01
 #: confidence of an unmeasured finding, and without the importance bonus. Gaps on both
 #: splits (what a lost or coded measurement makes) keep the test split's signal and its
 #: measurement.
-UNMEASURED_CONFIDENCE = 0.6
-#: the same confidence goes to any gaps nothing measured (no refit bounding them, no
+#:
+#: The same confidence goes to any gaps nothing measured (no refit bounding them, no
 #: comparison of gapped test rows: fewer than the 10 the testing step needs): their share
 #: still sets the score (lost cells are a defect in proportion to their share), but the
-#: finding is presence, not measured harm, and ranks as sure as one only where harm was
-#: measured (3% natural gaps in a few yearly rates on a 61-row test split, 2 gapped test
-#: rows, ranked first at conf 0.95 over planted bugs of the same severity)
+#: finding is presence, not measured harm, and would otherwise rank as sure as one where
+#: harm was measured (3% natural gaps in a few yearly rates on a 61-row test split, 2
+#: gapped test rows, ranked first at conf 0.95 over planted bugs of the same severity).
+UNMEASURED_CONFIDENCE = 0.6
 #: a column missing in more than half of a split's rows is a measurement most rows do not
 #: have (a figure recorded less often than the rows, a series that begins mid-sample), not a few
 #: lost cells: its missing share says how many rows the measurement does not cover, not how
@@ -295,7 +296,7 @@ class MissingValues(Rule):
         # no refit, and the gapped test rows not predicted worse beyond noise (or too few
         # to compare)
         worse = by_rows is not None and (
-            by_rows[0].score_after - by_rows[0].score_before > NOISE_UNITS * (by_rows[0].noise or 0.0)
+            by_rows[0].change > NOISE_UNITS * (by_rows[0].noise or 0.0)
         )
         baseline_gap = (
             MAJORITY_GAP < worst.missing_fraction < EMPTY

@@ -282,14 +282,6 @@ class TargetLeakage(Rule):
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
 
-    @staticmethod
-    def _shared_factors(artifact, feature: str) -> tuple[float, float]:
-        """(score factor, confidence factor) of a pattern on ``feature``:
-        ``UNUSED_LEAK_FACTOR`` and ``SHARED_CONFIDENCE_FACTOR`` when it is measured to be
-        a real signal (:func:`_pattern_factors`), else 1 and 1."""
-        score_factor, confidence_factor, _ = _pattern_factors(artifact, feature)
-        return score_factor, confidence_factor
-
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
@@ -334,7 +326,7 @@ class TargetLeakage(Rule):
             feature, pps = top[0]
             if pps < 0.9 and feature not in leaky:
                 continue
-            score_factor, confidence_factor = self._shared_factors(artifact, feature)
+            score_factor, confidence_factor, _ = _pattern_factors(artifact, feature)
             yield self.check_signal(
                 check,
                 score=_damping(artifact) * interp(pps, PPS_SCORE) * score_factor,
@@ -348,7 +340,7 @@ class TargetLeakage(Rule):
         for name in leaky[:1]:
             share = importances.get(name, 0.0)
             if share >= 0.5:
-                score_factor, confidence_factor = self._shared_factors(artifact, name)
+                score_factor, confidence_factor, _ = _pattern_factors(artifact, name)
                 yield self.signal(
                     "model",
                     score=0.3 * score_factor,
