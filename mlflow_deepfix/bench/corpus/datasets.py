@@ -594,6 +594,60 @@ def airports() -> CorpusDataset:
     return CorpusDataset("airports", _cap(frame), "region", "multiclass_classification",
                          "vega_datasets _data/airports.csv", cat_features=("kind",))
 
+def wages() -> CorpusDataset:
+    """Young men's wages (Griliches 1976, the NLS sample shipped with statsmodels'
+    instrumental-variable tests): the log hourly wage from schooling, IQ, a knowledge-of-
+    work score, experience, tenure, age, survey year and where they live (South, city,
+    married). A mid-sized regression whose two test scores are strongly correlated and
+    whose survey year is an ordinal code (66-73); the 1980 follow-up columns are left out
+    (they are later measurements of the same people)."""
+    raw = pd.read_stata(_package_file(
+        "statsmodels", "sandbox/regression/tests/griliches76.dta"))
+    keep = ["rns", "mrt", "smsa", "med", "iq", "kww", "year", "age", "s", "expr",
+            "tenure", "lw"]
+    frame = raw[keep].astype(float).rename(
+        columns={"rns": "south", "mrt": "married", "smsa": "city", "med": "mother_educ",
+                 "kww": "work_knowledge", "s": "schooling", "expr": "experience",
+                 "lw": "log_wage"})
+    return CorpusDataset("wages", _cap(frame), "log_wage", "regression",
+                         "statsmodels sandbox/regression/tests/griliches76.dta "
+                         "(Griliches 1976)")
+
+
+def low_birthweight() -> CorpusDataset:
+    """Low birth weight (Hosmer and Lemeshow's 189 births, shipped with statsmodels' GLM
+    tests): whether a baby weighed under 2.5 kg from the mother's age, weight, race,
+    smoking, premature labours, hypertension, uterine irritability and doctor visits. A
+    very small, weak binary task with one categorical and rare flags; the birth weight
+    itself (which defines the label) is left out."""
+    raw = _package_csv("statsmodels", "genmod/tests/results/stata_lbw_glm.csv")
+    frame = raw[["age", "lwt", "race", "smoke", "ptl", "ht", "ui", "ftv", "low"]].copy()
+    frame = frame.rename(columns={"lwt": "mother_weight", "ptl": "premature_labours",
+                                  "ht": "hypertension", "ui": "uterine_irritability",
+                                  "ftv": "doctor_visits"})
+    frame["race"] = frame["race"].astype(object)
+    frame["low"] = frame["low"].astype(int)
+    return CorpusDataset("low_birthweight", frame, "low", "binary_classification",
+                         "statsmodels genmod/tests/results/stata_lbw_glm.csv "
+                         "(Hosmer and Lemeshow)", cat_features=("race",))
+
+
+def epilepsy() -> CorpusDataset:
+    """Epileptic seizures (Thall and Vail's trial, shipped with statsmodels' GEE tests):
+    the seizure count in a two-week period from the treatment arm, the baseline count,
+    age and the period (1-4). A small count regression on a panel: each of 59 patients
+    gives four rows, so a random split puts the same patient on both sides, as in real
+    repeated-measures data."""
+    raw = _package_csv("statsmodels", "genmod/tests/results/epil.csv")
+    frame = raw[["trt", "base", "age", "period", "y"]].copy()
+    frame["trt"] = frame["trt"].astype(object)
+    frame = frame.rename(columns={"trt": "treatment", "base": "baseline_count",
+                                  "y": "seizures"}).astype({"seizures": float})
+    return CorpusDataset("epilepsy", frame, "seizures", "regression",
+                         "statsmodels genmod/tests/results/epil.csv (Thall and Vail)",
+                         cat_features=("treatment",))
+
+
 LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "breast_cancer": breast_cancer,
     "wine": wine,
@@ -634,6 +688,12 @@ LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "nowcast": nowcast,
     "birthweight": birthweight,
     "airports": airports,
+    # added at stop 35: more variety for DEV (correlated test scores in a wage
+    # regression, a very small weak binary task, a repeated-measures count panel);
+    # chosen before any of their cases was scored
+    "wages": wages,
+    "low_birthweight": low_birthweight,
+    "epilepsy": epilepsy,
 }
 DATASETS: tuple[str, ...] = tuple(LOADERS)
 #: the batches the corpus draws its cases in, each among its own datasets only (see
@@ -645,7 +705,8 @@ DATASET_BATCHES: tuple[tuple[str, ...], ...] = (
     DATASETS[17:20],  # stop 28: more variety for DEV (a panel, small categorical sets)
     DATASETS[20:24],  # stop 31: more variety for DEV (time order, gaps; see LOADERS)
     DATASETS[24:27],  # stop 33: more variety for DEV (cycles, width, heavy tails)
-    DATASETS[27:],    # stop 34: more variety for DEV (shared gaps, sentinels, space)
+    DATASETS[27:30],  # stop 34: more variety for DEV (shared gaps, sentinels, space)
+    DATASETS[30:],    # stop 35: more variety for DEV (correlated scores, tiny, panel)
 )
 CORE_DATASETS: tuple[str, ...] = DATASET_BATCHES[0]
 
