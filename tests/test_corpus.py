@@ -133,6 +133,28 @@ def test_stop31_datasets_add_time_order_and_natural_gaps_to_dev():
     assert set(DATASET_BATCHES[3]) <= set(split["dev"])
 
 
+def test_stop35_datasets_add_correlated_scores_a_tiny_task_and_a_panel_to_dev():
+    """The seventh batch (stop 35): a wage regression whose test scores correlate, a tiny
+    weak binary task, and a repeated-measures count panel; the columns that would give
+    the label away (the later follow-up of the same men, the birth weight that defines
+    'low') are left out, and all three join DEV in the shipped split."""
+    wages = load_dataset("wages")
+    assert wages.task == "regression" and wages.target == "log_wage"
+    assert not any(c.endswith("80") for c in wages.frame.columns)
+    assert wages.frame[["iq", "work_knowledge"]].corr().iloc[0, 1] > 0.3
+    low = load_dataset("low_birthweight")
+    assert low.task == "binary_classification" and len(low.frame) == 189
+    assert "bwt" not in low.frame.columns and low.cat_features == ("race",)
+    epilepsy = load_dataset("epilepsy")
+    assert epilepsy.task == "regression" and len(epilepsy.frame) == 59 * 4
+    assert (epilepsy.frame["period"].value_counts() == 59).all()
+    assert epilepsy.frame["seizures"].max() > 10 * epilepsy.frame["seizures"].median()
+    assert DATASET_BATCHES[6] == ("wages", "low_birthweight", "epilepsy")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[6]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
