@@ -3378,3 +3378,91 @@ def test_uu34_collected_noise_on_a_regression_whose_weak_features_pass_beyond_ch
     cols = [col(f, target_association=two.get(f, 0.02)) for f in features]
     data = artifact(task="regression", features=features, train_cols=cols, model=model)
     assert assess("unused_features", data)[0] == "info"
+
+
+# --- round 35: sl35 ---
+
+
+def _sl35_site_with_slice(seg_wrong, slice_wrong, expected_wrong=4.8, description=None,
+                          slice_rows=106):
+    """A 4-class model on 360 test rows (the airports shape): 'kind' has three levels;
+    'municipal' (106 rows) gets ``seg_wrong`` wrong answers, the other 254 rows 5. The
+    top overconfident slice is, by default, that whole category: 53 confident rows,
+    ``slice_wrong`` of them wrong where the model's stated confidence expects
+    ``expected_wrong``."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test, errors = 360, seg_wrong + 5
+    overall = errors / n_test
+
+    def segment(value, n, wrong):
+        return SegmentScore(feature="kind", value=value, share=n / n_test, n_rows=n,
+                            error=wrong / n, overall_error=overall, baseline_error=0.6,
+                            overall_baseline_error=0.66)
+
+    segments = [segment("municipal", 106, seg_wrong), segment("county", 49, 1),
+                segment("other", 205, 4)]
+    perf = modified(HEALTHY_PERF, segments=segments, test_score=1 - overall,
+                    prediction_distribution={"0": 0.1, "1": 0.3, "2": 0.3, "3": 0.3})
+    cols = [col(f) for f in FEATURES] + [col("kind", kind="categorical", n_unique=3)]
+    data = artifact(task="multiclass_classification", n_test=n_test, performance=perf,
+                    features=[*FEATURES, "kind"], test_cols=cols, train_cols=cols)
+    features = ["kind"] if description is None else ["kind", FEATURES[0]]
+    top = SliceConfidence(
+        description=description or "kind = municipal", features=features,
+        kind="overconfident", n_rows=slice_rows, share=slice_rows / n_test, n_confident=53,
+        rate=slice_wrong / 53, rate_low=max(slice_wrong / 53 - 0.13, 0.0),
+        rate_high=min(slice_wrong / 53 + 0.12, 1.0), overall_rate=0.09,
+        mean_confidence=0.92, share_of_confident_errors=0.9, n_wrong=slice_wrong,
+        expected_wrong=expected_wrong, expected_wrong_var=4.1,
+    )
+    summary = ConfidenceSummary(n_rows=n_test, threshold=0.8, confident_error_rate=0.2,
+                                n_confident=200, slices=[top])
+    return data.model_copy(update={"confidence": summary})
+
+
+def test_sl35_a_category_failing_beyond_its_whole_category_slice_explains_the_slice():
+    """68 of municipal's 106 rows wrong (5 of the other 254), and the top overconfident
+    slice is that whole category: 33 of its 53 confident answers wrong where 4.8 are
+    expected. With those 28 excess confident errors answered right, 40 wrong answers
+    remain against a 2% rate elsewhere: the category fails at every confidence, so the
+    weak segment is the cause and takes the slice as its symptom. When the slice's
+    excess accounts for the failure (30 wrong, 28 of them confident where 4 are
+    expected), the slice keeps explaining the segment."""
+    from deepfix_agents.rules.weak_segment import segment_beyond_slice
+
+    failing = _sl35_site_with_slice(seg_wrong=68, slice_wrong=33)
+    seg = segment_beyond_slice(failing)
+    assert seg is not None and seg.value == "municipal"
+    assert "overconfident_slice" in RULES.get("weak_segment")().explains_for(failing)
+    assert "weak_segment" not in RULES.get("overconfident_slice")().explains_for(failing)
+    categories = [f.category for f in _diagnose(failing)]
+    assert "weak_segment" in categories and "overconfident_slice" not in categories
+
+    sure = _sl35_site_with_slice(seg_wrong=30, slice_wrong=28, expected_wrong=4.0)
+    assert segment_beyond_slice(sure) is None
+    assert "weak_segment" in RULES.get("overconfident_slice")().explains_for(sure)
+    # a slice without the error count (artifacts before round 32): nothing changes
+    old = failing.model_copy(update={"confidence": failing.confidence.model_copy(update={
+        "slices": [failing.confidence.slices[0].model_copy(update={"n_wrong": None})]})})
+    assert segment_beyond_slice(old) is None
+
+
+def test_sl35_a_slice_narrowing_the_category_keeps_explaining_it():
+    """The same failing category, but the slice search narrowed it with a second
+    condition (round 34's sl34 read two library scenarios of this shape, a planted
+    confidently-wrong corner of a category whose other rows the model bends its fit
+    for, as weak segments): the artifact does not measure the category's other rows at
+    any confidence, so the localised slice stays the cause."""
+    from deepfix_agents.rules.weak_segment import segment_beyond_slice
+
+    narrowed = _sl35_site_with_slice(
+        seg_wrong=68, slice_wrong=33, description=f"kind = municipal and {FEATURES[0]} > 1.5",
+        slice_rows=60,
+    )
+    assert segment_beyond_slice(narrowed) is None
+    assert "overconfident_slice" not in RULES.get("weak_segment")().explains_for(narrowed)
+    assert "weak_segment" in RULES.get("overconfident_slice")().explains_for(narrowed)
+    # one condition but other rows (a slice scored on another sample): not the same rows
+    other_rows = _sl35_site_with_slice(seg_wrong=68, slice_wrong=33, slice_rows=90)
+    assert segment_beyond_slice(other_rows) is None

@@ -180,7 +180,9 @@ class OverconfidentSlice(Rule):
         return tuple(top.facts.get("slice_features") or ()) if top is not None else ()
 
     def explains_for(self, artifact):
-        """Weak segments on the slice's features, poor calibration when the slice holds
+        """Weak segments on the slice's features (not one that fails beyond the slice's
+        excess confident errors, :func:`~deepfix_agents.rules.weak_segment.
+        segment_beyond_slice`), poor calibration when the slice holds
         most of the confident errors, and a chance-level score the slice's excess
         confident errors account for (:func:`slice_explains_chance`): one cause, not
         several findings."""
@@ -195,7 +197,14 @@ class OverconfidentSlice(Rule):
         check = artifact.check("Weak Segments Performance")
         if check is not None:
             segments += [v for k, v in check.details.items() if "segment" in k]
-        if any(f in text for f in top.features for text in segments):
+        # ... unless that segment fails beyond the slice's excess confident errors:
+        # then the segment is the cause and the slice part of it (weak_segment's
+        # ``segment_beyond_slice``, which explains this slice in turn)
+        from deepfix_agents.rules.weak_segment import segment_beyond_slice
+
+        if any(f in text for f in top.features for text in segments) and (
+            segment_beyond_slice(artifact) is None
+        ):
             explained.append("weak_segment")
         from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
 

@@ -5,6 +5,11 @@ rows always finds one that looks bad by chance. So the drop from the average sco
 counted beyond the noise of the segment's size, and weighted by the segment's share of
 the data: a small corner that is a bit worse is normal, a fifth of the data on which the
 model fails is not. The evidence is Deepchecks' Weak Segments Performance.
+
+A category that fails beyond the excess confident errors of an overconfident slice
+that is the whole category (:func:`segment_beyond_slice`) explains that slice: its wrong
+answers come at every confidence, and the slice's confident ones are part of them.
+Otherwise the slice explains the segment (``overconfident_slice``).
 """
 
 from __future__ import annotations
@@ -171,11 +176,17 @@ def _z_error_exact(seg, n_test: int) -> float:
     segment of a small test split (6 errors in 16 rows against 1 in 88) breaks: its
     variance estimate from the other rows' near-zero error rate is itself noise (z 3.0
     there, exact 4.0)."""
-    n_seg = seg.n_rows
+    return _z_exact_counts(
+        round(seg.error * seg.n_rows), seg.n_rows, round(seg.overall_error * n_test), n_test
+    )
+
+
+def _z_exact_counts(hits: int, n_seg: int, errors: int, n_test: int) -> float:
+    """:func:`_z_error_exact` from counts: ``hits`` of the test split's ``errors``
+    wrong answers fall in a segment of ``n_seg`` of its ``n_test`` rows."""
     if n_test <= n_seg or n_seg <= 0:
         return 0.0
-    errors = round(seg.overall_error * n_test)
-    hits = min(round(seg.error * n_seg), errors, n_seg)
+    hits = min(hits, errors, n_seg)
     if errors <= 0 or hits <= errors * n_seg / n_test:
         return 0.0
     # log-space terms: exact counts of a large test split overflow floats. Above the
@@ -282,6 +293,63 @@ def tested_segments(artifact) -> tuple[float, list]:
     return min_z, tested
 
 
+def segment_beyond_slice(artifact):
+    """The category the model serves worse beyond what its overconfident slice accounts
+    for, or None: the top overconfident slice (the one ``overconfident_slice`` reports)
+    is a category scored on test (its one condition names it), and that category is
+    still significantly weak (the exact test at the scan's bar, :func:`tested_segments`)
+    with every confident error on the slice beyond those the model's confidence there
+    predicts (``n_wrong - expected_wrong``, the most its overconfidence can cost)
+    answered right.
+
+    An overconfident slice's measured harm is the confident errors its stated
+    confidence does not account for; a weak segment's is every error beyond the other
+    rows' rate, made at any confidence. When the segment fails beyond the slice's
+    excess, most of its wrong answers are not the overconfidence (a model that
+    memorised one site's unreliable labels: sure on half the site's rows and wrong on
+    them, unsure and as often wrong on the other half): the segment is the cause and
+    the slice's confident errors one part of it, not the reverse. Classification only
+    (slices are); None in artifacts without the slice's error count.
+
+    Only a slice that is the whole category (its one condition names it, and it holds
+    the category's rows): then both findings count the same rows, and the re-test asks
+    only whether their wrong answers are the confident ones. A slice the search
+    narrowed with a second condition (``channel = partner and tenure_years > 6.7``)
+    localised the confident failure to part of the category, and the artifact does not
+    measure the category's other rows at any confidence: a model that cannot express
+    the slice's reversal bends its fit for the rest of the category too (boosted stumps
+    on partner veterans), so the category's remaining errors there are the slice's
+    spill-over, not a second cause."""
+    summary = artifact.confidence
+    test = artifact.dataset.test
+    if (
+        summary is None
+        or test is None
+        or artifact.task == "regression"
+        or not artifact.performance.segments
+    ):
+        return None
+    top = next((s for s in summary.slices if s.kind == "overconfident"), None)
+    if top is None or top.n_wrong is None or top.expected_wrong is None:
+        return None
+    excess = max(top.n_wrong - top.expected_wrong, 0.0)
+    conditions = top.description.split(" and ")
+    if len(conditions) != 1:
+        return None
+    min_z, tested = tested_segments(artifact)
+    n_test = test.n_rows
+    for seg, z, _ in sorted(tested, key=lambda item: -item[1]):
+        if z < min_z or f"{seg.feature} = {seg.value}" != conditions[0]:
+            continue
+        if seg.n_rows != top.n_rows:
+            continue  # not the same rows (e.g. the slice's rows on another sample)
+        hits = round(seg.error * seg.n_rows - excess)
+        errors = round(seg.overall_error * n_test - excess)
+        if _z_exact_counts(hits, seg.n_rows, errors, n_test) >= min_z:
+            return seg
+    return None
+
+
 def significant_segments(artifact) -> list:
     """The categories scored on test that the model serves worse beyond noise, by the
     weak-segment rule's own tests (:func:`tested_segments`) at the scan's bar."""
@@ -349,6 +417,20 @@ class WeakSegment(Rule):
         "different, milder group) does not add to it."
     )
     checks = ("Weak Segments Performance",)
+    explains = ("overconfident_slice",)
+
+    def explains_for(self, artifact):
+        """An overconfident slice inside a category the model fails beyond the slice's
+        excess confident errors (:func:`segment_beyond_slice`): its confident errors are
+        part of the segment's failure, one cause."""
+        return ("overconfident_slice",) if segment_beyond_slice(artifact) is not None else ()
+
+    def names(self, signals, artifact):
+        """The feature of the category that explains an overconfident slice, so the
+        slice (localised to its own features) folds into this finding only when both
+        name it."""
+        seg = segment_beyond_slice(artifact)
+        return (seg.feature,) if seg is not None else ()
 
     def _impact(self, artifact, segment: dict) -> tuple[float, float]:
         """(score, rows in the segment) of one segment: its relative drop beyond the
