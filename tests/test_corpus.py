@@ -740,3 +740,46 @@ def test_built_weak_segment_records_its_shortfall():
     assert planted.metadata["valid"]
     other = build_case(CaseSpec(("underfitting",), "wine", "linear", ("labels_noise",)))
     assert "segment_shortfall" not in other.metadata["harm"]
+
+
+# --- round 35: cal35 ---
+
+
+def test_cal35_harrell_davis_quantile_is_continuous():
+    """The Harrell-Davis quantile agrees with the plain quantile on a smooth sample and,
+    unlike one order statistic, does not jump when one value is added to a tail with a
+    gap (clustered false alarms at 0.95, the rest at or below 0.80)."""
+    from mlflow_deepfix.bench.corpus.calibration import harrell_davis_quantile
+
+    rng = np.random.default_rng(0)
+    sample = rng.uniform(0.0, 1.0, 2000).tolist()
+    assert harrell_davis_quantile(sample, 0.98) == pytest.approx(0.98, abs=0.01)
+    assert harrell_davis_quantile([0.3], 0.98) == 0.3
+    with pytest.raises(ValueError):
+        harrell_davis_quantile([], 0.5)
+    tail = [0.95] * 3 + [0.80] * 3
+    estimates, order_stats = [], []
+    for n in (146, 147, 148, 149, 150, 151, 152):
+        values = tail + np.linspace(0.0, 0.7, n - len(tail)).tolist()
+        estimates.append(harrell_davis_quantile(values, 0.98))
+        # the old estimate: the (floor(0.02 n) + 1)-th highest
+        order_stats.append(sorted(values, reverse=True)[int(np.floor(0.02 * n))])
+    assert max(order_stats) - min(order_stats) == pytest.approx(0.15)  # 0.95 -> 0.80
+    assert max(estimates) - min(estimates) < 0.02
+    assert all(0.80 < e < 0.95 for e in estimates)
+
+
+def test_cal35_threshold_is_the_harrell_davis_quantile(monkeypatch):
+    """The fitted medium threshold is the Harrell-Davis 98 % quantile of the clean
+    controls' out-of-fold worst probabilities, so one control more or less moves it a
+    little (the order statistic moved it from one dataset's alarms to another's)."""
+    from mlflow_deepfix.bench.corpus import calibration as fitting
+
+    worst = [0.95] * 3 + [0.80] * 3 + np.linspace(0.0, 0.7, 144).tolist()
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: list(worst))
+    cut = fitting._threshold([], None)
+    assert cut == pytest.approx(fitting.harrell_davis_quantile(worst, 0.98) + 1e-6)
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: worst[:-1])
+    assert abs(fitting._threshold([], None) - cut) < 0.02
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: [])
+    assert fitting._threshold([], None) == 0.5
