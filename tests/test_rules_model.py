@@ -3378,3 +3378,34 @@ def test_uu34_collected_noise_on_a_regression_whose_weak_features_pass_beyond_ch
     cols = [col(f, target_association=two.get(f, 0.02)) for f in features]
     data = artifact(task="regression", features=features, train_cols=cols, model=model)
     assert assess("unused_features", data)[0] == "info"
+
+
+# --- round 35: uf35 ---
+
+
+def test_uf35_a_drift_takes_a_chance_level_model_only_when_the_training_rows_show_a_signal():
+    """Inputs moved together and the model at chance on the moved rows: the joint shift
+    takes the chance finding in as its harm only when simple models cross-validated on
+    the training rows (where nothing moved) beat the dummy there, beyond a score's noise
+    on 1,200 rows (2 x 0.5/sqrt(1200) = 0.029). A ladder no better than the dummy on the
+    training rows (labels misaligned with their rows) leaves nothing for a shift to take:
+    the chance finding stands on its own, and feature drift does not take it either."""
+    prediction, feature = RULES.get("prediction_drift")(), RULES.get("feature_drift")()
+    moved = _nudged_at_chance([0.45, 0.45, 0.45, 0.45])
+    metric = moved.performance.metric
+
+    def ladder(cv):
+        return moved.model_copy(update={"baselines": [
+            BaselineResult(name="dummy_prior", metric=metric, cv_score=0.37, test_score=0.37),
+            BaselineResult(name="linear", metric=metric, cv_score=cv, test_score=0.38),
+            BaselineResult(name="tree_depth4", metric=metric, cv_score=cv - 0.01, test_score=0.37),
+        ]})
+
+    for rule in (prediction, feature):
+        assert "underfitting" in rule.explains_for(moved)
+        assert "underfitting" not in rule.explains_for(ladder(0.36))
+        # a weak signal the training rows resolve (0.05 over the dummy > 0.029) counts
+        assert "underfitting" in rule.explains_for(ladder(0.42))
+    categories = [f.category for f in _diagnose(ladder(0.36))]
+    assert "underfitting" in categories
+
