@@ -3466,3 +3466,61 @@ def test_sl35_a_slice_narrowing_the_category_keeps_explaining_it():
     # one condition but other rows (a slice scored on another sample): not the same rows
     other_rows = _sl35_site_with_slice(seg_wrong=68, slice_wrong=33, slice_rows=90)
     assert segment_beyond_slice(other_rows) is None
+
+
+# --- round 35: uf35 ---
+
+
+def test_uf35_a_drift_takes_a_chance_level_model_only_when_the_training_rows_show_a_signal():
+    """Inputs moved together and the model at chance on the moved rows: the joint shift
+    takes the chance finding in as its harm only when simple models cross-validated on
+    the training rows (where nothing moved) beat the dummy there, beyond a score's noise
+    on 1,200 rows (2 x 0.5/sqrt(1200) = 0.029). A ladder no better than the dummy on the
+    training rows (labels misaligned with their rows) leaves nothing for a shift to take:
+    the chance finding stands on its own, and feature drift does not take it either."""
+    prediction, feature = RULES.get("prediction_drift")(), RULES.get("feature_drift")()
+    moved = _nudged_at_chance([0.45, 0.45, 0.45, 0.45])
+    metric = moved.performance.metric
+
+    def ladder(cv):
+        return moved.model_copy(update={"baselines": [
+            BaselineResult(name="dummy_prior", metric=metric, cv_score=0.37, test_score=0.37),
+            BaselineResult(name="linear", metric=metric, cv_score=cv, test_score=0.38),
+            BaselineResult(name="tree_depth4", metric=metric, cv_score=cv - 0.01, test_score=0.37),
+        ]})
+
+    for rule in (prediction, feature):
+        assert "underfitting" in rule.explains_for(moved)
+        assert "underfitting" not in rule.explains_for(ladder(0.36))
+        # a weak signal the training rows resolve (0.05 over the dummy > 0.029) counts
+        assert "underfitting" in rule.explains_for(ladder(0.42))
+    categories = [f.category for f in _diagnose(ladder(0.36))]
+    assert "underfitting" in categories
+
+
+def test_uf35_a_model_worse_than_the_dummy_on_its_own_training_rows_is_the_missing_scaler():
+    """A Ridge without a scaling step, served raw features whose scales are within 2x of
+    each other and centred (no bare risk, no raw offset): on its own training rows it
+    scores R2 -26, far below the dummy's cross-validated -0.06 (beyond 2 standard errors
+    of a training R2 on 1,200 rows, (1 + 26) sqrt(2/1200) = 1.1). A model fitted to those
+    rows cannot do that: it is not served what it was fitted on, and the shortfall behind
+    the ladder on test is that missing transform's harm. A weak model level with the
+    dummy on its training rows is no sign of it (no finding)."""
+    near = [col("a", 0.1, 10.0), col("b", -0.3, 18.0), col("c", 0.2, 9.0), col("d", 0.5, 12.0)]
+    model = modified(_svc(), model_class="sklearn.linear_model.Ridge",
+                     output_kind="continuous", has_predict_proba=False, classes=[])
+    baselines = [
+        BaselineResult(name="dummy", metric="r2", cv_score=-0.06, test_score=-0.01),
+        BaselineResult(name="linear", metric="r2", cv_score=0.05, test_score=0.48),
+    ]
+
+    def served(train_score, test_score):
+        perf = PerformanceSummary(metric="r2", train_score=train_score, test_score=test_score,
+                                  prediction_spread_ratio=6.0)
+        return artifact(task="regression", train_cols=near, test_cols=near, model=model,
+                        performance=perf, baselines=baselines)
+
+    severity, _, signals = assess("preprocessing_mismatch", served(-26.0, -31.0))
+    assert severity == "critical"
+    assert "not served the inputs it was fitted on" in signals[0].evidence.detail
+    assert assess("preprocessing_mismatch", served(-0.05, -0.1))[0] == "info"

@@ -615,8 +615,14 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         may be the visible cause. When every drifting feature moved only a little
         (numeric nudges below Cohen's large effect, spreads within 2x), no single feature
         explains the moved outputs; their sum does, and prediction drift is the finding
-        that measures it, so it is left to claim this one."""
+        that measures it, so it is left to claim this one. A model at chance is the
+        drift's harm only when the training rows showed a signal to lose
+        (:func:`training_rows_show_signal`)."""
+        from deepfix_agents.rules.underfitting import training_rows_show_signal
+
         if artifact.dataset.property_names:
+            if not training_rows_show_signal(artifact):
+                return tuple(c for c in self.explains if c != "underfitting")
             return self.explains
         drifting = [facts for _, facts in _column_drift(artifact)]
         small_nudges = bool(drifting) and all(
@@ -625,9 +631,13 @@ class FeatureDrift(PeriodDriftHarm, Rule):
             and 0.5 <= facts.get("spread", 1.0) <= 2.0
             for facts in drifting
         )
+        explains = self.explains
+        if not training_rows_show_signal(artifact):
+            # a drift can cost the model only a signal the training rows showed
+            explains = tuple(c for c in explains if c != "underfitting")
         if small_nudges:
-            return tuple(c for c in self.explains if c != "prediction_drift")
-        return self.explains
+            return tuple(c for c in explains if c != "prediction_drift")
+        return explains
 
     def title(self, signals, artifact):
         feature = self.fact(signals, "feature")

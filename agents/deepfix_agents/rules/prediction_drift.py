@@ -21,7 +21,8 @@ and Deepchecks' domain classifier) even when the predicted shares barely moved.
 Shifted outputs also make test-only symptoms: a share of one class far from its true
 share, probabilities that no longer match frequencies, a threshold tuned for the
 training population, and a train/test gap; those are folded in too, and so, when the
-inputs moved together, is a model no better than chance on the moved test rows.
+inputs moved together, is a model no better than chance on the moved test rows (when the
+training rows showed a signal to lose: ``underfitting.training_rows_show_signal``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from deepfix_agents.rules.feature_drift import (
 )
 from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
+from deepfix_agents.rules.underfitting import training_rows_show_signal
 from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
 #: a numeric feature whose location moved this many training standard deviations (or
@@ -516,7 +518,9 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         feature by feature, and the moved outputs its symptom. Only nudges too small to
         stand out one by one, adding up in the output, leave prediction drift the cause;
         then it also explains a model at chance on the moved test rows (``underfitting``,
-        which feature drift explains for one moved feature). Outputs collapsed on the
+        which feature drift explains for one moved feature), provided the training rows
+        showed a signal the shift could take away (:func:`training_rows_show_signal`).
+        Outputs collapsed on the
         training rows as well (:func:`collapsed_on_training_rows`) are no symptom of a
         shift between the splits: degenerate predictions then keep their own finding."""
         explains = self.explains
@@ -526,9 +530,10 @@ class PredictionDrift(PeriodDriftHarm, Rule):
             explains = tuple(c for c in explains if c != "degenerate_predictions")
         if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
             return tuple(c for c in explains if c != "feature_drift")
-        if joint_nudge(artifact) is not None:
+        if joint_nudge(artifact) is not None and training_rows_show_signal(artifact):
             # the inputs moved together while the outcomes stayed: a model scoring at
             # chance on the moved test rows is that shift's harm, as with feature drift
+            # (as long as there was a signal to lose: see training_rows_show_signal)
             return explains + ("underfitting",)
         return explains
 

@@ -11,7 +11,9 @@ Two patterns, both read from statistics we already have:
   scales differ by orders of magnitude. On its own that is only a risk (low); it becomes
   a root cause when the predictions collapse, the model falls far below the baseline
   ladder, whose linear rung scales its inputs, or (classifiers) its probabilities are
-  far off: raw units multiplied into the logits push them to 0 or 1.
+  far off: raw units multiplied into the logits push them to 0 or 1. A regressor that
+  scores far below the mean on its own training rows shows the missing transform
+  whatever the scales (:func:`worse_than_dummy_on_own_rows`).
 """
 
 from __future__ import annotations
@@ -197,6 +199,46 @@ def scaled_rung_no_better(artifact) -> bool:
     return model_score >= linear.test_score - margin
 
 
+#: a served model below the dummy on its own training rows by at least this much (and
+#: by CHANCE_NOISE_UNITS noise units) was not fitted on the inputs it is served
+UNFIT_MARGIN = 0.1
+
+
+def worse_than_dummy_on_own_rows(artifact) -> float | None:
+    """Regression scored in R2: how far the served model scores below the dummy on its
+    own training rows (the dummy's cross-validated score there), when by more than
+    ``UNFIT_MARGIN`` and ``CHANCE_NOISE_UNITS`` standard errors of the training score
+    (the normal-error one of its mean squared error, ``(1 - R2) * sqrt(2 / n)``, the
+    reading ``underfitting.split_squared_errors`` uses); else None.
+
+    A least-squares fit with an intercept never scores below the mean of its own
+    training targets on those rows (R2 >= 0 in sample), and a regularised or iterative
+    regressor does not fall far below it: the rows it is fitted on and the rows it is
+    scored on are the same, so nothing about the data (a split, a drift, noisy labels)
+    can make it far worse than a constant there. A served pipeline that is not the
+    fitted one can: a transform that ran at fitting (a scaler) left out at serving, the
+    raw units multiplied into weights learned for standardised values (or an optimiser
+    fed raw units that never converged: the same missing scaler). That is the damage
+    measured where nothing else accounts for it, so it counts with its full weight,
+    whatever the features' scales look like. Classification metrics (F1, accuracy)
+    carry no such in-sample guarantee against the dummy, so they are not read here."""
+    from deepfix_agents.rules.underfitting import CHANCE_NOISE_UNITS
+
+    train_score = artifact.performance.train_score
+    dummy = baseline(artifact, "dummy")
+    if artifact.performance.metric != "r2" or train_score is None or dummy is None:
+        return None
+    train = artifact.dataset.train
+    n_train = train.n_rows if train is not None else 0
+    if dummy.cv_score is None or not n_train:
+        return None
+    noise = max(1.0 - train_score, 0.0) * math.sqrt(2.0 / n_train)
+    gap = dummy.cv_score - train_score
+    if gap <= max(UNFIT_MARGIN, CHANCE_NOISE_UNITS * noise):
+        return None
+    return gap
+
+
 @register_rule
 class PreprocessingMismatch(Rule):
     id = "preprocessing_mismatch"
@@ -243,7 +285,10 @@ class PreprocessingMismatch(Rule):
         "beyond its noise on poor calibration's scale (0.1 -> 0.4, 0.15 -> 0.55, 0.25 -> "
         "0.7), times a scale factor by log10(ratio) 1 -> x0.5, 2 -> "
         "x0.9, 3 -> x1 (scales within 10x: by how far the raw values sit from 0, largest "
-        "|mean|/std 3 -> x0.5, 6 -> x0.6, no bare risk); no damage is counted when the ladder's scaled linear rung scores no "
+        "|mean|/std 3 -> x0.5, 6 -> x0.6, no bare risk; a regressor scoring below the dummy's "
+        "cross-validated R2 on its own training rows by more than 0.1 and 2 standard errors "
+        "(1 - R2) sqrt(2/n) -> x1, whatever the scales: a fitted model cannot, so it is not "
+        "served what it was fitted on); no damage is counted when the ladder's scaled linear rung scores no "
         "better than the model (within 0.5/sqrt(n_test)). Measured: regression predictions "
         "whose R² after expm1 beats the served R² by more than 2 noise units and is >= 0.1 "
         "(or above 0 and within 2 noise units of the best baseline, on data with little "
@@ -356,7 +401,10 @@ class PreprocessingMismatch(Rule):
         # still break a model fitted behind a scaler that was left out, which shows as
         # collapsed or baseline-level predictions (the damage, required below)
         offset_factor = interp(offset[0], OFFSET_FACTOR) if offset and offset[0] >= 3.0 else 0.0
-        if spread is None or (not wide and not offset_factor):
+        # a model worse than a constant on its own training rows was not fitted on what
+        # it is served: the damage is the missing transform's, whatever the scales
+        unfit = worse_than_dummy_on_own_rows(artifact)
+        if spread is None or (not wide and not offset_factor and unfit is None):
             return
         ratio, widest, narrowest = spread
         magnitude = math.log10(ratio)
@@ -366,7 +414,11 @@ class PreprocessingMismatch(Rule):
             for found in (collapse(artifact), shortfall(artifact), miscalibration(artifact)):
                 if found is not None and found["impact"] > impact:
                     impact, facts = found["impact"], found
-        factor = max(interp(magnitude, SCALE_FACTOR) if wide else 0.0, offset_factor)
+        factor = max(
+            interp(magnitude, SCALE_FACTOR) if wide else 0.0,
+            offset_factor,
+            1.0 if unfit is not None else 0.0,
+        )
         score = max(score, impact * factor)
         if score <= 0:
             return
@@ -375,8 +427,13 @@ class PreprocessingMismatch(Rule):
             f"{estimator} is scale-sensitive and has no scaling step; the std of {widest!r} is "
             f"{ratio:,.0f}x that of {narrowest!r}"
         )
-        if not wide:
+        if not wide and offset_factor:
             detail += f"; {offset[1]!r} sits {offset[0]:.1f} of its stds away from 0 (raw units)"
+        if unfit is not None:
+            detail += (
+                f"; on its own training rows it scores {unfit:.3f} below the dummy "
+                "(a fitted model cannot): it is not served the inputs it was fitted on"
+            )
         if "label" in facts:
             detail += f"; it predicts {facts['label']!r} for {pct(facts['share'])} of test rows"
         elif "spread" in facts:

@@ -217,6 +217,27 @@ def cv_resolves(artifact, signal: float) -> bool:
     return signal > CHANCE_NOISE_UNITS * 0.5 / n_train**0.5
 
 
+def training_rows_show_signal(artifact) -> bool:
+    """Whether the training rows, where nothing moved, show a signal a shift could take
+    away: a rung of the baseline ladder cross-validated on them beats the dummy's
+    cross-validated score (for classification beyond a score's sampling noise on those
+    rows, :func:`cv_resolves`). True when the ladder
+    was not cross-validated (nothing measured against the shift's claim). Read by
+    feature and prediction drift, which fold a chance-level model in as their harm.
+
+    A shift of the test inputs can cost a model only what it could learn: when simple
+    models fitted and scored on the training rows alone do no better than predicting the
+    mean or the majority class, the labels look unrelated to the features before any
+    row moved (labels misaligned with their rows, or noise), and a model at chance on
+    the moved test rows says nothing about the shift. The chance-level finding then
+    keeps its own place (``underfitting``: the labels look unrelated to the features)
+    instead of folding into the drift as its harm."""
+    dummy, ladder = baseline(artifact, "dummy"), cross_validated_ladder(artifact)
+    if dummy is None or dummy.cv_score is None or not ladder:
+        return True
+    return cv_resolves(artifact, max(b.cv_score for b in ladder) - dummy.cv_score)
+
+
 #: binary: the model's F1 at its best threshold above the all-positive F1 2p/(1+p) by
 #: this much (plus the selection noise of picking a threshold on the test rows) means
 #: its scores rank the classes: the labels do relate to the features
