@@ -17,6 +17,8 @@ from deepfix_agents.rules._training import smoothed
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
     LAG_HARM_SCORE,
+    SHORTFALL_SCORE,
+    baseline,
     best_baseline,
     supported_score,
 )
@@ -182,6 +184,27 @@ def label_noise_at_chance(artifact) -> dict | None:
     return noisier_training_labels(artifact)
 
 
+def skill_lost_score(artifact, reach: float, lag: float) -> float | None:
+    """The measured harm of a lag behind the best simple baseline, on underfitting's
+    scale for a model too weak (``SHORTFALL_SCORE``): the share of the skill the ladder
+    shows above the dummy baseline on these test rows (``reach`` - dummy) that this model
+    gives away, a third or less of it 0, half 0.3, two thirds about 0.45, all 0.85. A
+    flexible model that keeps two thirds of what linear regression reaches has overfitted
+    by little that matters, however far its training score sits above its test score;
+    one that gives away most of the available skill has lost much. The share, not the
+    absolute lag: a lag of 0.25 R2 is half of what linear regression finds in a weak
+    signal, a sixth of nothing else. None without a dummy baseline scored on test;
+    without skill above the dummy to relate the lag to, the absolute lag's harm
+    (``LAG_HARM_SCORE``)."""
+    dummy = baseline(artifact, "dummy")
+    if dummy is None or dummy.test_score is None:
+        return None
+    headroom = reach - dummy.test_score
+    if headroom <= 0:
+        return interp(lag, LAG_HARM_SCORE)
+    return interp(lag / headroom, SHORTFALL_SCORE)
+
+
 def _own(artifact) -> dict | None:
     performance = artifact.performance
     train, test = performance.train_score, performance.test_score
@@ -240,10 +263,20 @@ def _own(artifact) -> dict | None:
         # never above what the lag's size gives beyond the noise
         factor = min(benign + (1.0 - benign) * sure, interp(lag, LAG_FACTOR))
         lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorised else 0.0
+        harm_bound = None if memorised else skill_lost_score(artifact, reach, lag)
     else:
         lag, lag_z, factor, within_noise, lag_harm = None, None, NO_BASELINE_FACTOR, False, 0.0
         reach = None
         few_errors = False
+        harm_bound = None
+    gap_part = score * factor
+    if harm_bound is not None:
+        # a model that does not reproduce its training rows: the gap says it fits its
+        # training rows better than new ones (as every flexible model does), the lag
+        # says what that cost on test. The severity is the cost, measured as the
+        # ladder measures a model too weak (the share of the available skill given
+        # away); the gap is the evidence of the mechanism and keeps its benign share
+        gap_part = min(gap_part, max(score * LAG_FACTOR[0][1], harm_bound))
     label_noise = label_noise_at_chance(artifact)
     # the chance-level score is what fitting the measured label noise cost: the finding
     # carries the chance guard's score (a model no better than chance is at least high),
@@ -256,7 +289,8 @@ def _own(artifact) -> dict | None:
         "gap": gap,
         "shift": shift,
         "metric": performance.metric or "score",
-        "score": max(score * factor, lag_harm, noise_harm),
+        "score": max(gap_part, lag_harm, noise_harm),
+        "harm_bound": harm_bound,
         "lag": lag,
         "lag_noise": noise,
         "lag_within_noise": within_noise,
@@ -315,7 +349,14 @@ class Overfitting(Rule):
         "those 2 standard errors rises with the lag's significance instead, x0.4 at 1 "
         "standard error to x1.0 at 2 (never above what the lag's size gives), and so does "
         "its lag harm floor below (0 at 1 standard error, full at 2); x0.8 "
-        "without baselines. For a model that does not memorise its training rows the "
+        "without baselines. For a model that does not memorise its training rows and lags "
+        "beyond those 2 standard errors, the gap's score above its benign x0.4 share is "
+        "bounded by the harm of the lag: the share of the skill the best baseline shows "
+        "above the dummy on test that the model gives away, on underfitting's shortfall "
+        "scale (1/3 or less -> 0, 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, all -> 0.85; the "
+        "absolute lag's scale below when the baseline shows no skill above the dummy): the "
+        "gap is the evidence, the test score given away is the severity. For a model that "
+        "does not memorise its training rows the "
         "baseline's test score counts only as far as its cross-validated score supports it "
         "(+ 2 noise units, as underfitting credits a rung): test rows easier for the "
         "baseline than its training folds are no score this model gives away. A "
