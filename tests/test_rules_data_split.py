@@ -1674,3 +1674,33 @@ def test_mv34_gaps_nothing_measured_keep_their_score_at_unmeasured_confidence():
     # the same gaps with their test rows compared (not resolved: noisy) keep 0.95
     compared = _gap_rows(after=0.19, before=0.19, noise=0.05, n_rows=75)
     assert finding("missing_values", compared)["confidence"] == pytest.approx(0.95)
+
+
+# --- round 35: ot35 ---
+
+
+def test_ot35_training_target_tail_that_the_features_predict_is_natural():
+    """The same training tail and a model at chance, but a rung of the baseline ladder,
+    fitted on those training targets, predicts them in cross-validation (R2 0.37 against
+    a dummy's -0.55): a tail the features follow is a natural heavy tail (seizure
+    counts), not labels typed x10 at random, and is no measured cause of the chance
+    score; ladders that learn nothing (or too little) keep the finding high."""
+    from mlflow_deepfix.schemas import BaselineResult
+
+    def with_ladder(tree_cv: float, dummy_cv: float = -0.55):
+        art = _corrupted_targets(train_tail=80.0, chance_after=-0.18)
+        ladder = [
+            BaselineResult(name="dummy", metric="r2", cv_score=dummy_cv, test_score=0.0),
+            BaselineResult(name="linear", metric="r2", cv_score=-0.02, test_score=0.09),
+            BaselineResult(name="tree", metric="r2", cv_score=tree_cv, test_score=-0.22),
+        ]
+        return art.model_copy(update={"baselines": ladder})
+
+    rule = RULES.get("outliers")()
+    assert not [s for s in rule.detect("intervention", with_ladder(0.37))
+                if "target_tail" in s.facts]
+    # every rung at or below the dummy (random x10 typos carry the variance): high
+    assert rule.severity(_outlier_signals(with_ladder(-0.14, dummy_cv=0.0)),
+                         with_ladder(-0.14, dummy_cv=0.0)) == "high"
+    # a rung above a negative dummy but not above 0 by LADDER_SIGNAL shows no signal
+    assert rule.severity(_outlier_signals(with_ladder(0.03)), with_ladder(0.03)) == "high"

@@ -117,6 +117,32 @@ def target_tail(artifact) -> dict | None:
     return {"ratio": min(ratio_q, ratio_max), "train": train, "test": test}
 
 
+def tail_follows_features(artifact) -> bool:
+    """Whether the training targets, their tail included, are predictable from the
+    features: a rung of the baseline ladder (fitted on those same training targets)
+    beats the dummy's cross-validated score, and 0, by ``LADDER_SIGNAL``.
+
+    Targets typed x10 (or in another unit) on a few percent of the training rows are
+    errors picked at random with respect to the features, and being 10x the bulk they
+    carry most of the training targets' variance: no model can predict them, so every
+    rung of the ladder scores at or below the dummy in cross-validation on those rows.
+    A natural heavy tail (counts: the patients with a high baseline count have many
+    seizures) is part of the signal, and a simple rung learns it. A model at chance on
+    such data was not put there by the tail, however far it reaches beyond the test
+    targets' (a small test split of a heavy-tailed or clustered target often misses its
+    few extreme cases): the co-occurrence is no measured harm of the tail."""
+    from deepfix_agents.rules.underfitting import (
+        LADDER_SIGNAL,
+        baseline,
+        cross_validated_ladder,
+    )
+
+    dummy = baseline(artifact, "dummy")
+    reference = max(dummy.cv_score if dummy is not None and dummy.cv_score is not None
+                    else 0.0, 0.0)
+    return any(b.cv_score - reference >= LADDER_SIGNAL for b in cross_validated_ladder(artifact))
+
+
 def continuous_tail(columns) -> bool:
     """Whether every column with extreme values (in one split) is numeric and its flagged
     values continue the bulk on the log scale: no group of them lies
@@ -484,11 +510,13 @@ class Outliers(Rule):
         them is no better than predicting the mean (the chance-level measurement). The
         harm is measured on this model, so the finding is high and takes the chance
         evidence (outliers explain underfitting); a tail without that harm is not
-        reported (a genuine rare extreme in train is not a bug)."""
+        reported (a genuine rare extreme in train is not a bug), nor is a tail that the
+        features predict (:func:`tail_follows_features`): a natural heavy tail, which
+        cannot be what left a model at chance."""
         from deepfix_agents.rules.underfitting import at_chance
 
         tail = target_tail(artifact)
-        if tail is None:
+        if tail is None or tail_follows_features(artifact):
             return
         chance = at_chance(artifact)
         if chance is None:
