@@ -197,3 +197,33 @@ def test_outl31_worse_rows_of_a_natural_tail_are_no_harm_of_the_values():
     assert _finding(None, _worse_rows()).severity == separated.severity
     # and a refit gain on a continuous tail is still harm
     assert _finding(0.32, _harmful()).severity in ("high", "critical")
+
+
+# --- round 35b: ot35b ---
+
+
+def _gain_rows_fine():
+    """A refit with the flagged values imputed gains 2.5 noise units (F1 0.70 -> 0.725,
+    a ninth of the skill over chance: medium when sized) while the 31 test rows holding
+    the values are predicted as well as the rest (error 0.16 vs 0.17, noise 0.07)."""
+    return (chance(0.70, 0.5), _imputed(0.70, 0.725),
+            _affected_rows(0.17, 0.16, 0.07, 31))
+
+
+def test_ot35b_refit_gain_on_a_natural_tail_whose_rows_are_fine_is_no_harm():
+    # a continuous tail (a genuine heavy-rain column) whose rows the model predicts as
+    # well as the rest: the few-noise-unit gain from imputing genuine values is no error
+    # in them; capped at low and measured harmless (natural-tail confidence)
+    natural = _finding(0.32, _gain_rows_fine())
+    assert natural.severity == "low"
+    assert any("no error in the values" in e.detail for e in natural.evidence)
+    assert all(s.facts["natural_tail"] for s in _dataset_signals(0.32, _gain_rows_fine()))
+    # a separate cluster (x1000 unit error, code) keeps its sized gain
+    assert _finding(2.3, _gain_rows_fine()).severity in ("medium", "high", "critical")
+    # an unmeasured gap is not judged natural
+    assert _finding(None, _gain_rows_fine()).severity in ("medium", "high", "critical")
+    # rows predicted worse (beyond noise) or not measured at all: the gain stays sized
+    worse = (chance(0.70, 0.5), _imputed(0.70, 0.725), _affected_rows(0.17, 0.40, 0.07, 31))
+    assert _finding(0.32, worse).severity in ("medium", "high", "critical")
+    assert _finding(0.32, (chance(0.70, 0.5), _imputed(0.70, 0.725))).severity in (
+        "medium", "high", "critical")

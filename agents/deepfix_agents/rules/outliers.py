@@ -177,7 +177,11 @@ def measured_harm(artifact):
     gain_share, harmful = 0.0, False
     chance = artifact.intervention("chance_level")
     sized = sized_gain(clip, chance)
-    if sized:
+    if natural_tail_gain(artifact, clip, rows):
+        # a gain on a natural tail whose rows are predicted as well as the rest: no harm
+        # of the values (see natural_tail_gain)
+        sized = False
+    elif sized:
         gain_share, harmful = clip.change / (clip.score_after - _chance_floor(chance)), True
     elif clip is not None and beyond_noise(clip):
         gain_share, harmful = UNSIZED_SHARE, True
@@ -214,6 +218,33 @@ def selected_by_value(artifact, rows) -> bool:
     cases, not the values' effect, and only the impute-and-refit (which removes the
     values and keeps the rows) can show harm."""
     names = set(rows.target.split(","))
+    columns = [
+        c
+        for split in (artifact.dataset.train, artifact.dataset.test)
+        if split is not None
+        for c in split.columns
+        if c.name in names and (c.outlier_fraction or 0) > 0
+    ]
+    return continuous_tail(columns)
+
+
+def natural_tail_gain(artifact, clip, rows) -> bool:
+    """Whether a sized impute-and-refit gain was measured on a natural tail, where it is
+    no evidence of erroneous values: every column the refit imputed continues the bulk on
+    the log scale (:func:`continuous_tail`: no separate cluster as a unit error or a code
+    leaves) *and* the test rows holding the values were measured and are predicted as well
+    as the rest (within :data:`NOISE_UNITS` noise units).
+
+    Replacing genuine values by the median throws their information away; when the
+    refit still gains a few noise units, the gain comes from how this model copes with
+    a long tail (a variance-sensitive fit, a model already damaged by another fault that
+    any change of its inputs nudges), not from values that are wrong: the rows that hold
+    them are not where the model fails. Values typed in another unit or a code stand
+    apart from the bulk (a gap of a power of 10), so they are never judged here and keep
+    their sized gain."""
+    if clip is None or rows is None or not beyond_noise(clip) or beyond_noise(rows):
+        return False
+    names = set(clip.target.split(","))
     columns = [
         c
         for split in (artifact.dataset.train, artifact.dataset.test)
@@ -322,7 +353,11 @@ class Outliers(Rule):
         "the estimate from the values still applies. Worse test rows count as harm only "
         "when the flagged values stand apart from the rest (a unit error or a code hits "
         "rows regardless of their label); rows of a continuous natural tail are other "
-        "cases whose labels differ too, so there only the refit can show harm. When both "
+        "cases whose labels differ too, so there only the refit can show harm. Conversely "
+        "a refit gain on such a continuous tail whose test rows are predicted as well as the "
+        "rest is no harm of the values either (imputing genuine values throws their "
+        "information away; the rows that hold them are not where the model fails): both "
+        "measurements then count as harmless. When both "
         "measurements were taken (at "
         "least 10 test rows hold extreme values) and neither shows harm, the statistics' "
         "signals themselves carry the 0.35 cap, and when moreover the flagged values "
@@ -479,6 +514,7 @@ class Outliers(Rule):
                    if selected_by_value(artifact, rows)
                    else ": they are predicted worse")
             )
+        natural = natural_tail_gain(artifact, clip, rows)
         if clip is not None:
             parts.append(
                 f"replacing the values of {clip.target.replace(',', ', ')} beyond the training "
@@ -486,15 +522,22 @@ class Outliers(Rule):
                 f"refitting a {clip.model_used} of the model moved test {clip.metric} from "
                 f"{clip.score_before:.3f} to {clip.score_after:.3f} (noise {clip.noise or 0:.3f})"
                 + (", still within noise of chance: a gain with no skill to weigh it against"
-                   if beyond_noise(clip) and not sized else "")
+                   if beyond_noise(clip) and not sized and not natural else "")
             )
+        if natural:
+            parts.append(
+                "the values continue the bulk on the log scale (a natural tail) and the rows "
+                "holding them are predicted as well as the rest, so the refit's gain shows "
+                "no error in the values"
+            )
+        score = interp(gain_share, CLIP_GAIN_SCORE) if harmful else 0.0
         verdict = (
             "the extreme values harm the model" if harmful
             else "no measurable harm to this model: low"
         )
         yield self.signal(
             "intervention",
-            score=interp(gain_share, CLIP_GAIN_SCORE) if harmful else 0.0,
+            score=score,
             confidence=0.7,
             detail="; ".join(parts) + f"; {verdict}",
             value=clip.change if clip is not None else rows.change,
