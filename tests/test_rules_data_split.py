@@ -1704,3 +1704,43 @@ def test_ot35_training_target_tail_that_the_features_predict_is_natural():
                          with_ladder(-0.14, dummy_cv=0.0)) == "high"
     # a rung above a negative dummy but not above 0 by LADDER_SIGNAL shows no signal
     assert rule.severity(_outlier_signals(with_ladder(0.03)), with_ladder(0.03)) == "high"
+
+
+# --- round 35b: ld35b ---
+
+
+def test_ld35b_shift_the_ladder_handles_does_not_explain_underfitting():
+    """A label (or input) shift explains a model's loss to the baseline ladder only when
+    the shifted test rows cost the ladder too: a linear rung that scores 0.99 on the very
+    test rows it scored 0.99 on in cross-validation, and beats the model (-0.84) by far
+    more than the noise, while the model also falls short of it on its own training
+    rows (0.16, where nothing shifted), says the model is too simple, not that the split
+    is to blame; a ladder that loses its score on the test rows keeps the fold, as do a
+    model level with the ladder and one that fits its training rows as well as the
+    ladder (it may lean on what moved)."""
+    from mlflow_deepfix.schemas import BaselineResult, PerformanceSummary
+
+    def case(rung_test: float, model_test: float, model_train: float = 0.16) -> ArtifactData:
+        art = artifact(task="regression", n_train=250, n_test=107)
+        ladder = [
+            BaselineResult(name="dummy", metric="r2", cv_score=-0.01, test_score=-0.95),
+            BaselineResult(name="linear", metric="r2", cv_score=0.99, test_score=rung_test),
+        ]
+        chance = Intervention(kind="chance_level", category="underfitting", metric="r2",
+                              score_before=-0.95, score_after=model_test, noise=0.01)
+        return art.model_copy(update={
+            "baselines": ladder, "interventions": [chance],
+            "performance": PerformanceSummary(metric="r2", test_score=model_test,
+                                              train_score=model_train),
+        })
+
+    for category in ("label_drift", "feature_drift"):
+        rule = RULES.get(category)()
+        assert "underfitting" not in rule.explains_for(case(0.99, -0.84))
+        # the ladder loses its score on the shifted rows: the shift may be the cause
+        assert "underfitting" in rule.explains_for(case(0.40, -0.84))
+        # the model fits its training rows as well as the ladder: the shift may be it
+        assert "underfitting" in rule.explains_for(case(0.99, -0.84, model_train=0.995))
+    # a model level with the ladder: label_drift keeps everything it explains
+    rule = RULES.get("label_drift")()
+    assert rule.explains_for(case(0.99, 0.985)) == rule.explains

@@ -16,6 +16,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._shift_harm import ladder_beats_shifted
 from deepfix_agents.scoring import severity_for
 
 #: below Cohen's conventional "large" effect size (d = 0.8) a numeric feature's shift is a
@@ -617,7 +618,9 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         explains the moved outputs; their sum does, and prediction drift is the finding
         that measures it, so it is left to claim this one. A model at chance is the
         drift's harm only when the training rows showed a signal to lose
-        (:func:`training_rows_show_signal`)."""
+        (:func:`training_rows_show_signal`), and a model that loses to the baseline
+        ladder is the drift's harm only when the drifted test rows cost the ladder
+        something too (:func:`ladder_beats_shifted`)."""
         from deepfix_agents.rules.underfitting import training_rows_show_signal
 
         if artifact.dataset.property_names:
@@ -634,6 +637,10 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         explains = self.explains
         if not training_rows_show_signal(artifact):
             # a drift can cost the model only a signal the training rows showed
+            explains = tuple(c for c in explains if c != "underfitting")
+        if ladder_beats_shifted(artifact):
+            # a simple rung fitted on the same rows loses nothing on the drifted test
+            # rows and clearly beats the model there: the underfitting is its own
             explains = tuple(c for c in explains if c != "underfitting")
         if small_nudges:
             return tuple(c for c in explains if c != "prediction_drift")

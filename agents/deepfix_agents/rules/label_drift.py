@@ -9,6 +9,7 @@ from deepfix_agents.rules._shares import (
     share_shift_z,  # noqa: F401 - re-exported from its earlier home
     total_variation,  # noqa: F401 - re-exported from its earlier home
 )
+from deepfix_agents.rules._shift_harm import ladder_beats_shifted
 from deepfix_agents.rules.feature_drift import PeriodDriftHarm
 
 #: total variation distance between train and test label distributions -> score
@@ -122,6 +123,20 @@ class LabelDrift(PeriodDriftHarm, Rule):
             "shares.",
         ),
     }
+
+    def explains_for(self, artifact):
+        """All of ``explains``, less ``underfitting`` when the test rows, shifted as
+        they are, cost the baseline ladder nothing and a rung clearly beats the model on
+        them (:func:`ladder_beats_shifted`): simple models fitted on the same training
+        rows predict the shifted labels as well as held-out training rows, so the shift
+        is learnable from the inputs, and a model that loses to them on those very rows,
+        and already lost to them on its own training rows, loses on its own (too
+        simple), not by the split. (Overfitting and a weak segment
+        stay: a shift can widen a flexible model's gap; DEV showed dropping them only
+        lost label_drift cases to a natural forest/hgb gap.)"""
+        if ladder_beats_shifted(artifact):
+            return tuple(c for c in self.explains if c != "underfitting")
+        return self.explains
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
