@@ -204,6 +204,21 @@ def extreme_columns(artifact) -> set[str]:
     }
 
 
+def _named_tails_continuous(artifact, target: str) -> bool:
+    """Whether every column an intervention names (``target``: comma-separated) that has
+    values beyond the fences, in either split, continues the bulk on the log scale
+    (:func:`continuous_tail`)."""
+    names = set(target.split(","))
+    columns = [
+        c
+        for split in (artifact.dataset.train, artifact.dataset.test)
+        if split is not None
+        for c in split.columns
+        if c.name in names and (c.outlier_fraction or 0) > 0
+    ]
+    return continuous_tail(columns)
+
+
 def selected_by_value(artifact, rows) -> bool:
     """Whether the affected-rows comparison picks its rows by a genuine value rather than
     by a corruption: every column it flags (``rows.target``, in either split) continues
@@ -217,15 +232,7 @@ def selected_by_value(artifact, rows) -> bool:
     simply because their labels differ from the rest's. Their excess error then compares
     cases, not the values' effect, and only the impute-and-refit (which removes the
     values and keeps the rows) can show harm."""
-    names = set(rows.target.split(","))
-    columns = [
-        c
-        for split in (artifact.dataset.train, artifact.dataset.test)
-        if split is not None
-        for c in split.columns
-        if c.name in names and (c.outlier_fraction or 0) > 0
-    ]
-    return continuous_tail(columns)
+    return _named_tails_continuous(artifact, rows.target)
 
 
 def natural_tail_gain(artifact, clip, rows) -> bool:
@@ -244,15 +251,7 @@ def natural_tail_gain(artifact, clip, rows) -> bool:
     their sized gain."""
     if clip is None or rows is None or not beyond_noise(clip) or beyond_noise(rows):
         return False
-    names = set(clip.target.split(","))
-    columns = [
-        c
-        for split in (artifact.dataset.train, artifact.dataset.test)
-        if split is not None
-        for c in split.columns
-        if c.name in names and (c.outlier_fraction or 0) > 0
-    ]
-    return continuous_tail(columns)
+    return _named_tails_continuous(artifact, clip.target)
 
 
 def harmless_by_both(artifact) -> bool:
