@@ -30,10 +30,9 @@ def ladder_beats_shifted(artifact) -> bool:
     shortfall is the model's own (too simple, too regularised). A model that fits its
     training rows as well as the ladder and only falls behind on the shifted rows keeps
     the shift as a possible cause (it may lean on what moved)."""
-    rungs = [
-        b for b in artifact.baselines
-        if not b.name.startswith("dummy") and b.cv_score is not None and b.test_score is not None
-    ]
+    from deepfix_agents.rules.underfitting import cross_validated_ladder
+
+    rungs = cross_validated_ladder(artifact)
     score, train = artifact.performance.test_score, artifact.performance.train_score
     if not rungs or score is None or train is None:
         return False

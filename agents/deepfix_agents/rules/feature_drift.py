@@ -623,10 +623,12 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         something too (:func:`ladder_beats_shifted`)."""
         from deepfix_agents.rules.underfitting import training_rows_show_signal
 
+        explains = self.explains
+        if not training_rows_show_signal(artifact):
+            # a drift can cost the model only a signal the training rows showed
+            explains = tuple(c for c in explains if c != "underfitting")
         if artifact.dataset.property_names:
-            if not training_rows_show_signal(artifact):
-                return tuple(c for c in self.explains if c != "underfitting")
-            return self.explains
+            return explains
         drifting = [facts for _, facts in _column_drift(artifact)]
         small_nudges = bool(drifting) and all(
             facts.get("kind") == "numeric"
@@ -634,10 +636,6 @@ class FeatureDrift(PeriodDriftHarm, Rule):
             and 0.5 <= facts.get("spread", 1.0) <= 2.0
             for facts in drifting
         )
-        explains = self.explains
-        if not training_rows_show_signal(artifact):
-            # a drift can cost the model only a signal the training rows showed
-            explains = tuple(c for c in explains if c != "underfitting")
         if ladder_beats_shifted(artifact):
             # a simple rung fitted on the same rows loses nothing on the drifted test
             # rows and clearly beats the model there: the underfitting is its own

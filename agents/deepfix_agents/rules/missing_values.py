@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of missing cells in the worst informative column -> score
@@ -13,7 +14,6 @@ LABEL_SCORE = ((0.0, 0.3), (0.05, 0.5), (0.2, 0.7))
 #: share of the model's skill over chance -> score (only beyond 2 noise units)
 SENTINEL_GAIN_SCORE = ((0.0, 0.3), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
 SENTINEL_SHARE_BONUS = 0.1
-NOISE_UNITS = 2.0
 #: a spike this many IQRs of the other values outside their range is a code, not a
 #: value (0 for a blood pressure): reported from its share even without measured harm
 ISOLATED_GAP = 0.5
@@ -146,13 +146,12 @@ def harmful_sentinels(artifact):
         if imputed.kind != "impute_sentinel" or imputed.change is None:
             continue
         rows = artifact.intervention("sentinel_rows", imputed.target)
-        noise = imputed.noise or 0.0
-        gain = imputed.change if imputed.change > NOISE_UNITS * noise else 0.0
+        gain = imputed.change if beyond_noise(imputed) else 0.0
         worse = (
             rows is not None
             and rows.change is not None
             and imputed.values.get("share", 0.0) <= MAJORITY
-            and rows.change > NOISE_UNITS * (rows.noise or 0.0)
+            and beyond_noise(rows)
         )
         if gain <= 0 and not worse:
             continue
@@ -295,9 +294,7 @@ class MissingValues(Rule):
         # a column missing in most (not all) rows whose gaps no measurement shows costly:
         # no refit, and the gapped test rows not predicted worse beyond noise (or too few
         # to compare)
-        worse = by_rows is not None and (
-            by_rows[0].change > NOISE_UNITS * (by_rows[0].noise or 0.0)
-        )
+        worse = by_rows is not None and beyond_noise(by_rows[0])
         baseline_gap = (
             MAJORITY_GAP < worst.missing_fraction < EMPTY
             and bound is None

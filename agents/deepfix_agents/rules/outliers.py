@@ -7,6 +7,7 @@ import re
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, first_fact, interp, pct
+from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 #: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
@@ -31,7 +32,6 @@ CLIP_GAIN_SCORE = ((0.0, 0.2), (0.05, 0.45), (0.15, 0.65), (0.3, 0.85))
 #: when neither the impute-and-refit nor the affected rows show harm beyond noise, the
 #: outliers are reported at most at this score (low): heavy but natural tails
 HARMLESS_CAP = 0.35
-NOISE_UNITS = 2.0
 #: a harm measured without a size (worse affected rows; a refit gain for a model that
 #: stays at chance) counts as this share of the skill (-> 0.45, medium)
 UNSIZED_SHARE = 0.05
@@ -278,12 +278,6 @@ def sized_gain(clip, chance=None) -> bool:
         return False
     margin = NOISE_UNITS * (chance.noise or 0.0) if chance is not None else 0.0
     return clip.score_after - _chance_floor(chance) > margin
-
-
-def beyond_noise(measured) -> bool:
-    """A measured change (a refit's gain, affected rows' extra error) beyond
-    :data:`NOISE_UNITS` of its noise: harm, not chance."""
-    return measured.change > NOISE_UNITS * (measured.noise or 0.0)
 
 
 def _chance_floor(chance) -> float:

@@ -1,0 +1,15 @@
+"""One reading of "harm, not chance" for a measured change (a refit's gain, the extra
+error of affected rows): beyond ``NOISE_UNITS`` of the measurement's own noise. Shared by
+``outliers`` and ``missing_values`` (a private module: ``missing_values`` imports
+``outliers`` only lazily, and neither rule should own the other's test)."""
+
+from __future__ import annotations
+
+#: a measured change beyond this many noise units (standard errors) is harm, not chance
+NOISE_UNITS = 2.0
+
+
+def beyond_noise(measured) -> bool:
+    """A measured change (a refit's gain, affected rows' extra error) beyond
+    :data:`NOISE_UNITS` of its noise: harm, not chance."""
+    return measured.change > NOISE_UNITS * (measured.noise or 0.0)
