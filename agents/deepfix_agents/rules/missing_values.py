@@ -80,6 +80,14 @@ UNMEASURED_CONFIDENCE = 0.6
 #: of rows keep their share's score). Too few gapped test rows to compare is no measured
 #: harm either (as for gaps confined to training). An entirely empty column (EMPTY) is not
 #: a sparse measurement but one the split lacks, and keeps its share's score
+#: Whether a column is such a measurement is a property of the column, not of one split,
+#: so the share read is the larger of the two splits' (:func:`sparse_share`): a column
+#: most training rows lack was learnt as a sparse measurement, and a split that reorders
+#: or copies rows (a random split of a series, shuffled order, test rows copied from
+#: training) can put the same measurement at a minority share in the other split without
+#: turning its absence into lost cells (a stock listed mid-sample: 52% of training rows
+#: and 28% of test rows without it). A split where the column is entirely empty (EMPTY)
+#: does not count: it lacks the column rather than measuring it sparsely
 MAJORITY_GAP = 0.5
 #: a column at least this empty in a split holds no value at all there
 EMPTY = 0.999
@@ -123,6 +131,18 @@ def missing_rows_bound(artifact, column):
     share = min(measured.n_rows / rows, 1.0)
     excess = max(measured.score_after - measured.score_before, 0.0)
     return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
+
+
+def sparse_share(artifact, stats):
+    """The larger of ``stats``' missing share and the same column's share in the other
+    split: whether a column is a measurement most rows lack is a property of the column,
+    not of one split (see :data:`MAJORITY_GAP`)."""
+    shares = [stats.missing_fraction]
+    for split in (artifact.dataset.train, artifact.dataset.test):
+        other = split.column(stats.name) if split is not None else None
+        if other is not None and other.missing_fraction < EMPTY:
+            shares.append(other.missing_fraction)
+    return max(shares)
 
 
 def complete_on_test(artifact, column):
@@ -203,8 +223,9 @@ class MissingValues(Rule):
         "(no importance bonus, confidence 0.6); gaps confined to the training split (the column "
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
         "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
-        "test rows to compare) keep their share's score at confidence 0.6; a column missing in more than half (not all) of a "
-        "split's rows is a measurement most rows lack, not lost cells: unless its gapped test rows "
+        "test rows to compare) keep their share's score at confidence 0.6; a column missing in more than half (not all) of "
+        "either split's rows is a measurement most rows lack, not lost cells (in both splits, "
+        "whatever share a reordered or copied split leaves in the other): unless its gapped test rows "
         "are predicted worse beyond 2 noise units or a refit bounds it, at most low (0.35, no "
         "importance bonus, confidence 0.6), and the finding reports the column whose gaps score "
         "highest; missing labels: 0.3 at any share up to 0.7 at 20%. "
@@ -295,8 +316,9 @@ class MissingValues(Rule):
         # no refit, and the gapped test rows not predicted worse beyond noise (or too few
         # to compare)
         worse = by_rows is not None and beyond_noise(by_rows[0])
+        sparse = sparse_share(artifact, worst)
         baseline_gap = (
-            MAJORITY_GAP < worst.missing_fraction < EMPTY
+            MAJORITY_GAP < sparse and worst.missing_fraction < EMPTY
             and bound is None
             and not rows_harmless
             and not worse
@@ -338,7 +360,9 @@ class MissingValues(Rule):
                 detail += ": not worse beyond 2 noise units"
         if baseline_gap:
             detail += (
-                f"; {worst.name!r} is missing in most rows, a measurement most rows do not have "
+                f"; {worst.name!r} is missing in most rows"
+                + (f" of the other split ({pct(sparse)})" if sparse > worst.missing_fraction else "")
+                + ", a measurement most rows do not have "
                 "(a figure recorded less often than the rows, a series that begins mid-sample), "
                 "not a few lost cells, and no measurement shows its gaps cost this model "
                 "anything (reported at most low)"
