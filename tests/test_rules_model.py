@@ -3565,3 +3565,27 @@ def test_of35_non_memorising_overfit_is_sized_by_the_skill_it_gives_away():
     assert assess("overfitting", lost)[0] in ("medium", "high", "critical")
     memorised = _own(_of35_flexible_regressor(1.0, 0.36))
     assert memorised["harm_bound"] is None and memorised["score"] >= 0.8
+
+
+# --- round 36: uu36 ---
+
+
+def test_uu36_collected_noise_is_a_count_not_a_share():
+    """Ten columns within noise of the label (1,200 training rows: bound 0.072) next to
+    forty clearly related features are collected noise as much as next to six: the
+    finding counts the noise columns (at least 8), whatever share of a wide table they
+    are. Five such columns stay a few weak columns."""
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    strong = [f"s{i}" for i in range(40)]
+    noise = [f"aux{i}" for i in range(10)]
+    features = strong + noise
+    cols = [col(f, target_association=0.8 if f.startswith("s") else 0.02) for f in features]
+    severity, title, signals = assess(
+        "unused_features", artifact(features=features, train_cols=cols, model=model)
+    )
+    assert severity == "low"
+    assert title.startswith("10 of 50 features (20%) have no relation to the label")
+    assert max(s.confidence for s in signals) >= 0.9
+    few = strong + noise[:5]
+    data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
+    assert assess("unused_features", data)[0] == "info"
