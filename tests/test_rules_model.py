@@ -3589,3 +3589,37 @@ def test_uu36_collected_noise_is_a_count_not_a_share():
     few = strong + noise[:5]
     data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
     assert assess("unused_features", data)[0] == "info"
+
+# --- round 36: dr36 ---
+
+
+def test_dr36_label_shift_explains_no_test_loss_when_predictions_outran_the_outcomes():
+    """Outcomes moved (positives 40% -> 60%). Predictions that moved with them (to 60%)
+    are the label shift's symptom, and so may be the test loss beside them: label drift
+    folds in moved outputs, the gap and a chance-level score. Predictions that moved
+    further (to 80%, 0.2 beyond the true move against a noise margin of 0.04) were moved
+    by the inputs on their own: a shift of outcomes cannot push predictions past
+    itself, so label drift explains neither the moved outputs nor the test loss."""
+    from deepfix_agents.rules.prediction_drift import outran_outcomes
+
+    moved_labels = {"0": 0.4, "1": 0.6}
+
+    def case(predicted_positives):
+        data = _nudged([0.45, 0.45, 0.45, 0.45], test_labels=moved_labels)
+        perf = modified(
+            data.performance,
+            train_prediction_distribution={"0": 0.6, "1": 0.4},
+            prediction_distribution={"0": 1.0 - predicted_positives, "1": predicted_positives},
+        )
+        return data.model_copy(update={"performance": perf})
+
+    rule = RULES.get("label_drift")()
+    symptoms = {"prediction_drift", "overfitting", "underfitting"}
+    followed = case(0.6)
+    assert not outran_outcomes(followed)
+    assert symptoms <= set(rule.explains_for(followed))
+    outran = case(0.8)
+    assert outran_outcomes(outran)
+    explained = set(rule.explains_for(outran))
+    assert not symptoms & explained
+    assert {"weak_segment", "poor_calibration", "class_imbalance"} <= explained

@@ -92,7 +92,9 @@ class LabelDrift(PeriodDriftHarm, Rule):
         "model's predictions moved (the part the inputs explain), once beyond 3 standard errors, 0.2 -> 0.25, 0.35 -> 0.45, 0.5 -> 0.6, 0.8 -> 0.8; and (corroboration) "
         "Deepchecks' Label Drift score 0.15 -> 0.25, 0.25 -> 0.5, 0.4 -> 0.75. Capped at low on a chronological split "
         "whose test period costs neither the baseline ladder nor the model anything measurable "
-        "(as feature drift)."
+        "(as feature drift). It explains no moved outputs, train/test gap or chance-level "
+        "score when the predictions moved beyond the outcomes' move by more than noise "
+        "(the inputs moved them: feature or prediction drift's harm)."
     )
     explains = (
         "underfitting",
@@ -133,10 +135,34 @@ class LabelDrift(PeriodDriftHarm, Rule):
         and already lost to them on its own training rows, loses on its own (too
         simple), not by the split. (Overfitting and a weak segment
         stay: a shift can widen a flexible model's gap; DEV showed dropping them only
-        lost label_drift cases to a natural forest/hgb gap.)"""
+        lost label_drift cases to a natural forest/hgb gap.)
+
+        Less ``prediction_drift``, ``overfitting`` and ``underfitting`` when the model's
+        outputs outran the outcomes: its predictions moved beyond what the outcomes'
+        move justifies, by more than that difference's noise
+        (``prediction_drift.outran_outcomes``; regression: the mean prediction, which
+        then often moves the other way). A shift of the outcomes moves a model's
+        predictions at most as far as itself, never away from them; outputs that moved
+        further were moved by the inputs on their own (a shifted or nudged feature), and
+        the test loss that comes with them (the gap, a score at chance) is that input
+        shift's harm, which feature or prediction drift names. The label shift keeps its
+        own finding, sized by the part of it the predictions did not follow. (DEV: on a
+        daily temperature series whose later period is naturally 0.7 SD colder, three
+        features shifted by 1.5 SD moved a memorising model's predictions 0.45 SD
+        warmer; the natural label shift absorbed the model's collapse and outranked the
+        planted feature drift.)"""
+        explains = self.explains
+        from deepfix_agents.rules.prediction_drift import outran_outcomes
+
+        if outran_outcomes(artifact):
+            # outputs moved beyond (or against) the outcomes: the inputs moved them
+            explains = tuple(
+                c for c in explains
+                if c not in ("prediction_drift", "overfitting", "underfitting")
+            )
         if ladder_beats_shifted(artifact):
-            return tuple(c for c in self.explains if c != "underfitting")
-        return self.explains
+            return tuple(c for c in explains if c != "underfitting")
+        return explains
 
     def detect_dataset(self, artifact):
         dataset = artifact.dataset
