@@ -3593,6 +3593,23 @@ def test_uu36_collected_noise_is_a_count_not_a_share():
 # --- round 36: dr36 ---
 
 
+def test_dr36_model_within_two_noise_units_of_a_ladder_that_keeps_its_score_is_low():
+    """A 1.8-SD shift on a chronological split whose ladder scores on the later period
+    as in cross-validation (0.99 both): a model 0.09 behind it is 1.5 noise units short
+    at noise 0.06 (within the 2 units at which a difference of two scores on the same
+    rows counts), so the drift has measured no harm to it and is low; at noise 0.03 the
+    same shortfall is 3 units, a real one, and the drift keeps its severity."""
+    from deepfix_agents.rules.feature_drift import period_drift_without_harm
+
+    level = _chronological(_shifted(), ladder_test=0.99, ladder_cv=0.99, noise=0.06)
+    assert level.performance.test_score == pytest.approx(0.90)
+    assert period_drift_without_harm(level) is not None
+    assert assess("feature_drift", level)[0] == "low"
+    behind = _chronological(_shifted(), ladder_test=0.99, ladder_cv=0.99, noise=0.03)
+    assert period_drift_without_harm(behind) is None
+    assert assess("feature_drift", behind)[0] == "high"
+
+
 def test_dr36_label_shift_explains_no_test_loss_when_predictions_outran_the_outcomes():
     """Outcomes moved (positives 40% -> 60%). Predictions that moved with them (to 60%)
     are the label shift's symptom, and so may be the test loss beside them: label drift
