@@ -1782,3 +1782,40 @@ def test_mv36_a_column_sparse_in_training_is_sparse_on_test_too():
     test_signal = next(s for s in RULES.get("missing_values")().detect("dataset", empty)
                        if s.facts["split"] == "test")
     assert test_signal.score > 0.35
+
+
+def _adjacent_zero(rows_after: float, gap: float = 0.04):
+    """``exper`` holds 0 in 22% of training rows, ``gap`` IQRs outside the other values;
+    imputing it and refitting gains 0.037 r2 (noise 0.015, 2.4 units) on a model with
+    0.37 skill over chance, and the 58 test rows holding 0 have mae/std ``rows_after``
+    vs 0.647 on the rest (noise 0.06)."""
+    art = artifact([num("exper"), *(num(f"x{i}") for i in range(4))], task="regression")
+    return art.model_copy(update={"interventions": [
+        Intervention(kind="chance_level", category="underfitting", metric="r2",
+                     score_before=-0.012, score_after=0.362, noise=0.061),
+        Intervention(kind="impute_sentinel", category="missing_values", target="exper",
+                     metric="r2", score_before=0.362, score_after=0.399, noise=0.015,
+                     model_used="clone",
+                     values={"value": 0.0, "share": 0.22, "gap": gap, "fill": 1.46, "relaxed": 0.0}),
+        Intervention(kind="sentinel_rows", category="missing_values", target="exper",
+                     metric="mae_over_std", score_before=0.647, score_after=rows_after, noise=0.06,
+                     n_rows=58, model_used="predictions",
+                     values={"value": 0.0, "share": 0.22, "gap": gap, "relaxed": 0.0}),
+    ]})
+
+
+def test_mv36_an_adjacent_spike_whose_rows_are_not_worse_is_at_most_low():
+    # a 0 next to the other values (0.04 IQRs: a real point mass sits there), the refit
+    # gains beyond noise, but the rows holding 0 are predicted no worse (0.628 vs 0.647):
+    # the gain does not show a code the model is misled by -> low
+    rule = RULES.get("missing_values")()
+    (signal,) = rule.detect("intervention", _adjacent_zero(0.628))
+    assert signal.score == pytest.approx(0.35)
+    assert "sits next to the other values" in signal.evidence.detail
+    # the same spike whose rows are predicted worse beyond 2 noise units keeps its weight
+    (worse,) = rule.detect("intervention", _adjacent_zero(0.80))
+    assert worse.score > 0.4
+    assert "takes at face value" in worse.evidence.detail
+    # a detached spike (0.3 IQRs outside) keeps its measured gain even with rows no worse
+    (detached,) = rule.detect("intervention", _adjacent_zero(0.628, gap=0.3))
+    assert detached.score > 0.4

@@ -21,6 +21,17 @@ ISOLATED_GAP = 0.5
 #: less than ISOLATED_GAP) is probably a code too (a real point mass such as zero
 #: income sits next to the small values, < 0.1 IQR away); unmeasured, so reported at
 #: most low (0 stored for a missing petal width sits 0.1 cm below the smallest one)
+#: A spike next to the other values (less than DETACHED_GAP outside their range: a zero
+#: experience beside one year's, as a real point mass sits) is confirmed as a code only by
+#: what it does to the model. A code misleads the model where it stands: the rows holding
+#: it are predicted from a wrong value, so that is where its harm shows. When those test
+#: rows, compared (``sentinel_rows``), are predicted no worse than the rest beyond noise,
+#: a refit that gains from rewriting the spike to the median shows something else (the
+#: rewrite moves every cell holding it and changes the fit on every row), not a code
+#: the model takes at face value: reported at most low (LOW_CAP), as an impute-and-refit
+#: gain on a continuous natural tail whose rows are predicted as well as the rest is no
+#: outlier harm (``outliers.natural_tail_gain``). A detached spike (a 0 beside values
+#: that start at 40) keeps its measured gain: nothing natural sits there
 DETACHED_GAP = 0.25
 #: a spike held by more than this share of a column is its baseline value (a structural
 #: zero: no charter schools, no rainfall), not the exception a missing-value code is:
@@ -189,6 +200,19 @@ def harmful_sentinels(artifact):
     return found
 
 
+def adjacent_gain(imputed, rows) -> bool:
+    """Whether a spike's imputing refit gains while the spike sits next to the column's
+    other values (less than DETACHED_GAP of their IQRs outside their range) and its own
+    test rows, compared, are predicted no worse than the rest beyond noise: reported at
+    most low (see :data:`DETACHED_GAP`)."""
+    return (
+        imputed.values.get("gap", 0.0) < DETACHED_GAP
+        and rows is not None
+        and rows.change is not None
+        and not beyond_noise(rows)
+    )
+
+
 @register_rule
 class MissingValues(Rule):
     id = "missing_values"
@@ -243,7 +267,10 @@ class MissingValues(Rule):
         "pressure), capped at low (0.35) when it lies 0.25-0.5 IQRs outside; a spike inside "
         "the range that imputing does not help (a real zero) is not. A spike found only by the "
         "relaxed tests (1.5x at the column's edge, outside an integer scale), or held by more "
-        "than half of its column (its baseline, a structural zero), is capped at low."
+        "than half of its column (its baseline, a structural zero), is capped at low, as is a "
+        "spike less than 0.25 IQRs outside the other values whose own test rows are predicted "
+        "no worse than the rest beyond 2 noise units (a gain from rewriting a value that sits "
+        "where real values do, on rows the model does not get wrong, is not a code's harm)."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -384,7 +411,7 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
-            if imputed.values.get("relaxed", 0.0) or share > MAJORITY:
+            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent_gain(imputed, rows):
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
@@ -400,11 +427,20 @@ class MissingValues(Rule):
                     f"; those test rows have {rows.metric.replace('_', ' ')} "
                     f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest"
                 )
+            if adjacent_gain(imputed, rows):
+                detail += (
+                    f", but {value:g} sits next to the other values ({imputed.values.get('gap', 0.0):.2f} "
+                    "IQRs outside their range, where a real point mass sits) and its rows are "
+                    "predicted no worse than the rest beyond 2 noise units: the gain does not show "
+                    "a code the model is misled by (reported at most low)"
+                )
+            else:
+                detail += ": it is a missing-value code the model takes at face value"
             yield self.signal(
                 "intervention",
                 score=score,
                 confidence=0.8,
-                detail=detail + ": it is a missing-value code the model takes at face value",
+                detail=detail,
                 value=share,
                 check="impute_sentinel",
                 column=column,
