@@ -2634,6 +2634,19 @@ def test_drift29_stuck_columns_explain_the_chance_coincidences_they_leave():
 # --- round 31: schema31 ---
 
 
+def _outcomes_moved_to_60_percent(predicted_positives):
+    """Outcomes moved from 40 % to 60 % positives between the splits, with four features
+    nudged 0.45 SD and the model's predicted positives moved from 40 % to
+    ``predicted_positives``: how far the predictions moved against the outcomes."""
+    data = _nudged([0.45, 0.45, 0.45, 0.45], test_labels={"0": 0.4, "1": 0.6})
+    perf = modified(
+        data.performance,
+        train_prediction_distribution={"0": 0.6, "1": 0.4},
+        prediction_distribution={"0": 1.0 - predicted_positives, "1": predicted_positives},
+    )
+    return data.model_copy(update={"performance": perf})
+
+
 def test_schema31_joint_nudge_where_predictions_outran_moved_outcomes():
     """A later period of a series moves its outcomes on their own (positives 40% ->
     60%), and inputs that follow them (lags, seasons) are the outcomes' shift: no joint
@@ -2642,16 +2655,7 @@ def test_schema31_joint_nudge_where_predictions_outran_moved_outcomes():
     on their own too: the four features' joint shift is prediction drift's again."""
     from deepfix_agents.rules.prediction_drift import joint_nudge, outran_outcomes
 
-    moved_labels = {"0": 0.4, "1": 0.6}
-
-    def case(predicted_positives):
-        data = _nudged([0.45, 0.45, 0.45, 0.45], test_labels=moved_labels)
-        perf = modified(
-            data.performance,
-            train_prediction_distribution={"0": 0.6, "1": 0.4},
-            prediction_distribution={"0": 1.0 - predicted_positives, "1": predicted_positives},
-        )
-        return data.model_copy(update={"performance": perf})
+    case = _outcomes_moved_to_60_percent
 
     followed = case(0.6)  # the predictions moved with the outcomes, no further
     assert not outran_outcomes(followed) and joint_nudge(followed) is None
@@ -3619,16 +3623,7 @@ def test_dr36_label_shift_explains_no_test_loss_when_predictions_outran_the_outc
     itself, so label drift explains neither the moved outputs nor the test loss."""
     from deepfix_agents.rules.prediction_drift import outran_outcomes
 
-    moved_labels = {"0": 0.4, "1": 0.6}
-
-    def case(predicted_positives):
-        data = _nudged([0.45, 0.45, 0.45, 0.45], test_labels=moved_labels)
-        perf = modified(
-            data.performance,
-            train_prediction_distribution={"0": 0.6, "1": 0.4},
-            prediction_distribution={"0": 1.0 - predicted_positives, "1": predicted_positives},
-        )
-        return data.model_copy(update={"performance": perf})
+    case = _outcomes_moved_to_60_percent
 
     rule = RULES.get("label_drift")()
     symptoms = {"prediction_drift", "overfitting", "underfitting"}
