@@ -411,7 +411,8 @@ class MissingValues(Rule):
                 interp(share, COLUMN_SCORE) + SENTINEL_SHARE_BONUS,
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
-            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent_gain(imputed, rows):
+            adjacent = adjacent_gain(imputed, rows)
+            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent:
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
@@ -427,12 +428,12 @@ class MissingValues(Rule):
                     f"; those test rows have {rows.metric.replace('_', ' ')} "
                     f"{rows.score_after:.3f} vs {rows.score_before:.3f} on the rest"
                 )
-            if adjacent_gain(imputed, rows):
+            if adjacent:
                 detail += (
                     f", but {value:g} sits next to the other values ({imputed.values.get('gap', 0.0):.2f} "
                     "IQRs outside their range, where a real point mass sits) and its rows are "
-                    "predicted no worse than the rest beyond 2 noise units: the gain does not show "
-                    "a code the model is misled by (reported at most low)"
+                    f"predicted no worse than the rest beyond {NOISE_UNITS:g} noise units: the gain "
+                    "does not show a code the model is misled by (reported at most low)"
                 )
             else:
                 detail += ": it is a missing-value code the model takes at face value"
