@@ -3635,3 +3635,36 @@ def test_dr36_label_shift_explains_no_test_loss_when_predictions_outran_the_outc
     explained = set(rule.explains_for(outran))
     assert not symptoms & explained
     assert {"weak_segment", "poor_calibration", "class_imbalance"} <= explained
+
+
+# --- round 37: of37 ---
+
+
+def test_of37_categorical_feature_of_a_regression_shows_no_broken_relation():
+    """A regression's 0/1 flag reads as associated +0.27 in training and +0.14 in
+    evaluation (the interval of the change below zero), and a memorising model's
+    shuffle importance falls from 0.73 to -0.09: reported as a shortcut that broke, it
+    was the plug-in mutual information of the flag's codes against the label's raw values,
+    whose chance level moves with the label's distinct values per row (noise added to some
+    training labels). A categorical feature of a regression therefore counts no broken
+    relation; the same readings for a numeric feature (Spearman) still do, and so does the
+    categorical feature of a classifier."""
+    from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+
+    def case(task, cat_features):
+        item = FeatureAssociationShift(
+            feature="a", association_train=0.27, association_test=0.14,
+            change_low=-0.18, change_high=-0.07, marginal_shift=0.02,
+            importance_train=0.725, importance_test=-0.093,
+        )
+        summary = SpuriousSummary(n_rows_train=239, n_rows_test=257, metric="r2",
+                                  features=[item], typical_importance_gap=0.06)
+        data = artifact(task=task)
+        dataset = data.dataset.model_copy(update={"cat_features": cat_features})
+        return data.model_copy(update={"spurious": summary, "dataset": dataset})
+
+    rule = RULES.get("spurious_correlation")()
+    assert not [s for s in rule.detect_model(case("regression", ["a"])) if s.score > 0]
+    assert max(s.score for s in rule.detect_model(case("regression", []))) >= 0.7
+    classifier = case("binary_classification", ["a"])
+    assert max(s.score for s in rule.detect_model(classifier)) >= 0.7

@@ -8,8 +8,11 @@ its link to the label flips or vanishes (a shortcut of the training data). Evide
 ``artifact.spurious``: per important feature, the model-free association with the label
 in each split with a bootstrap interval of its change, the marginal shift, and how much
 the model's score depends on the feature in each split. The harm is the reliance the
-model loses: shuffle importance on training minus on evaluation. When the feature's
-distribution shifted as well, drift is the likelier reading and the score is halved.
+model loses: shuffle importance on training minus on evaluation. A categorical feature
+of a regression is not read this way: its association (mutual information with the
+label's raw values as classes) moves with the label's distinct values per row, not with
+the relation. When the feature's distribution shifted as well, drift is the likelier
+reading and the score is halved.
 The other form, a relation that holds only inside one slice of the data (one site's
 watermark) and that the model applies to every row, is scored by the share of the
 evaluation decisions outside the slice that follow the feature (``slice_only``).
@@ -67,6 +70,35 @@ def broken(item) -> bool:
     return item.change_high < 0 if sign > 0 else item.change_low > 0
 
 
+def categorical_features(artifact) -> set:
+    """The features the testing step measured as categories: declared or inferred
+    categorical (``dataset.cat_features``), or not numeric in a split's summary."""
+    names = set(artifact.dataset.cat_features or ())
+    for split in (artifact.dataset.train, artifact.dataset.test):
+        if split is not None:
+            names |= {c.name for c in split.columns if c.kind != "numeric"}
+    return names
+
+
+def association_is_relation(item, artifact) -> bool:
+    """Whether a feature's two association readings measure its relation to the label,
+    so that their change can show a relation that broke.
+
+    Not for a categorical feature of a regression: its association is the normalised
+    mutual information between the feature's codes and the label's raw values, each
+    distinct value one class. With a continuous label most rows are a class of their own,
+    so the plug-in information reads how many distinct values the label takes per row in
+    each split (its chance level is about ``sqrt(H(feature) / H(label))``, whatever the
+    relation), not the relation: shuffling the feature leaves it where it was. Noise added
+    to some training labels, a smaller training sample or a label rounded differently in
+    one split moves that level between the splits, and the change reads as a relation that
+    broke (20% label noise on a weak regression: a 0/1 flag at +0.27 in training and
+    +0.14 in evaluation, its shuffled copies at +0.22 and +0.16)."""
+    if artifact.task != "regression":
+        return True
+    return item.feature not in categorical_features(artifact)
+
+
 def lost_share(item) -> float:
     """The share of the training association that the evaluation data no longer shows
     (1 when it vanished or reversed, 0 when it held): a relation that keeps most of its
@@ -111,7 +143,7 @@ def segment_failure_reads_as_slice(artifact) -> bool:
     summary = artifact.spurious
     if summary is None or not summary.slice_only or not outputs_are_decisions(artifact):
         return False
-    if any(broken(item) for item in summary.features):
+    if any(broken(item) and association_is_relation(item, artifact) for item in summary.features):
         return False
     scored = _scored_slice_only(summary, artifact.task)
     if not scored:
@@ -166,9 +198,11 @@ class SpuriousCorrelation(Rule):
         "Per feature (the 10 most important, at most 500 rows per split): counted when "
         "|association| in training >= 0.1 and the 95% bootstrap interval of its change lies "
         "on the weakening side of zero (bootstrap standard error, Bonferroni-widened for the "
-        "features tested). Score from the shuffle importance on training minus on evaluation "
-        "(accuracy or R^2), less the median of that gap over the features (what an overfit "
-        "model loses on every feature), times the share of the training association that the "
+        "features tested); not for a categorical feature of a regression (its mutual "
+        "information with the label's raw values reads how many distinct values the label "
+        "takes per row in each split, not the relation). Score from the shuffle importance "
+        "on training minus on evaluation (accuracy or R^2), less the median of that gap over "
+        "the features (what an overfit model loses on every feature), times the share of the training association that the "
         "evaluation data lost (1 when it vanished or reversed: a link that keeps most of its "
         "strength carries over): 0.02 -> 0, 0.05 -> 0.3, 0.1 -> 0.5, 0.2 -> 0.7, "
         "0.3 -> 0.85; x0.5 when the feature's own distribution moved (KS or total variation "
@@ -212,7 +246,7 @@ class SpuriousCorrelation(Rule):
         if summary is None:
             return
         for item in summary.features:
-            if not broken(item):
+            if not broken(item) or not association_is_relation(item, artifact):
                 continue
             # beyond what every feature loses when the model merely fits training better
             loss = item.importance_train - item.importance_test - max(
