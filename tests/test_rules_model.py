@@ -3668,3 +3668,63 @@ def test_of37_categorical_feature_of_a_regression_shows_no_broken_relation():
     assert max(s.score for s in rule.detect_model(case("regression", []))) >= 0.7
     classifier = case("binary_classification", ["a"])
     assert max(s.score for s in rule.detect_model(classifier)) >= 0.7
+
+
+# --- round 37: fd37 ---
+
+
+def _fd37_moved_and_read(shift, reads: dict | None) -> list[str]:
+    """:func:`_drift_findings` with features a..d moved by ``shift`` training stds (one
+    number for all, or one each) and the predicted positives moved from 20% to 45%
+    (labels unmoved: a high prediction drift), plus a ``shuffle_reads`` measurement with
+    these shares when given."""
+    shifts = [shift] * 4 if isinstance(shift, (int, float)) else list(shift)
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.8, "1": 0.2},
+        prediction_distribution={"0": 0.55, "1": 0.45},
+    )
+    data = artifact(
+        n_train=500, n_test=220, performance=perf,
+        train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2},
+        test_cols=[col(name, mean=m) for name, m in zip("abcd", shifts)],
+    )
+    if reads is not None:
+        data = data.model_copy(update={"interventions": [Intervention(
+            kind="shuffle_reads", category="unused_features", metric="moved_share",
+            n_rows=200, values={"continuous": 1.0}, per_feature=dict(reads),
+        )]})
+    signals = [s for r in RULES for src in SOURCES for s in r().detect(src, data)]
+    return [f.category for f in reason(signals, data)]
+
+
+def test_fd37_a_read_feature_moved_by_a_large_effect_is_the_cause_of_moved_outputs():
+    """Features moved by 1.15 training stds (a large effect beyond noise: 1.15 less two
+    standard errors of 0.08 is still above 0.8, yet short of the 1.5-SD bar) and the
+    predicted positives moved 25 points with the labels unmoved. When shuffling the
+    moved features moves the model's outputs, the model computes its answers from what
+    moved: feature drift is the cause and absorbs the moved outputs (it was folded into
+    the more urgent prediction drift, the symptom named instead of the cause). Without
+    the measurement, or when the model reads none of the moved features, the old reading
+    stands (the more urgent of the two keeps the other), and so it does when another
+    feature's large effect is not beyond doubt."""
+    from deepfix_agents.rules.prediction_drift import read_feature_shifts
+
+    read = {"a": 0.6, "b": 0.5, "c": 0.4, "d": 0.7}
+    found = _fd37_moved_and_read(1.15, read)
+    assert found[0] == "feature_drift" and "prediction_drift" not in found
+    assert _fd37_moved_and_read(1.15, None)[0] == "prediction_drift"
+    unread = {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0, "e": 0.8}
+    assert _fd37_moved_and_read(1.15, unread)[0] == "prediction_drift"
+    # nudges (0.6 SD) add up only together: prediction drift stays the cause
+    assert _fd37_moved_and_read(0.6, read)[0] == "prediction_drift"
+    # a shift of 0.85 SD is not a large effect beyond doubt at these split sizes
+    nearly = _fd37_moved_and_read(0.85, read)
+    assert nearly[0] == "prediction_drift"
+    data = artifact(n_train=500, n_test=220, test_cols=[col(n, mean=0.85) for n in "abcd"])
+    assert read_feature_shifts(data) == []
+    # two features moved 1.15 SD beside one measured at 0.85 SD, which may be a nudge as
+    # well (a new assay reading higher on several columns): the moved outputs may be a
+    # sum of nudges, so both readings hold and the more urgent one keeps the other
+    assert _fd37_moved_and_read([1.15, 1.15, 0.85, 0.0], read)[0] == "prediction_drift"
+    assert _fd37_moved_and_read([1.15, 1.15, 0.3, 0.0], read)[0] == "feature_drift"

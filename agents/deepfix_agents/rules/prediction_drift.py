@@ -12,7 +12,10 @@ or stands in when those statistics are missing.
 
 When the outputs move unjustified, the drifting features are the mechanism and this
 finding the harm, so ``explains`` lists ``feature_drift`` (and feature drift lists this
-rule): the reasoner keeps whichever of the two ranks higher and folds the other into it.
+rule): the reasoner keeps whichever of the two ranks higher and folds the other into it,
+except where a feature moved far enough to be the visible cause (1.5 training stds, or a
+large effect beyond doubt in a feature the model measurably reads: see ``explains_for``),
+which feature drift then names and this finding joins as its symptom.
 Many small nudges are recognised on the inputs too (:func:`joint_nudge`): several
 features each moved a little, none far, the labels unmoved (or the predictions moved
 beyond them, beyond noise). No single feature explains
@@ -92,6 +95,41 @@ def large_feature_shift(artifact) -> str | None:
     """The first feature (by weighted drift) whose location moved >= LARGE_SHIFT_SD."""
     shifts = large_feature_shifts(artifact)
     return shifts[0] if shifts else None
+
+
+def read_feature_shifts(artifact) -> list[str]:
+    """Numeric features that moved by a large effect beyond doubt and that the model
+    measurably reads, when no other feature's reading hangs on the draw of the rows.
+
+    A feature counts when its location shift less ``NOISE_Z - 1`` of its standard errors
+    (``sqrt(1/n + 1/m)`` training stds, :func:`numeric_shift`'s) is still at least
+    ``NUDGE_SD`` (Cohen's "large" effect) and shuffling it alone moves the model's
+    output on some test rows (the testing step's ``shuffle_reads``, share > 0): it
+    moved further than any nudge, and the measurement shows the model computes its
+    answers from it, so the outputs it moved are its harm to this model, visible
+    feature by feature, not a separate finding. Nudges below ``NUDGE_SD`` add up to
+    moved outputs only together, which leaves prediction drift the cause, and a moved
+    feature the model never reads cannot have moved its outputs.
+
+    Empty when any feature measured at ``NUDGE_SD`` or more (:func:`moved_features`)
+    falls short of it beyond doubt: that feature may be a nudge as well as a large
+    shift, so the moved outputs may be the sum of nudges and both readings hold (the
+    more urgent finding keeps the other, as between ``NUDGE_SD`` and
+    ``LARGE_SHIFT_SD``). Empty without a ``shuffle_reads`` measurement: then only
+    :func:`large_feature_shifts` decides."""
+    measured = artifact.intervention("shuffle_reads")
+    reads = measured.per_feature if measured is not None else None
+    if not reads:
+        return []
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    bound = (NOISE_Z - 1.0) * math.sqrt(1.0 / n_train + 1.0 / n_test)
+    moved = [
+        facts for _, facts in _column_drift(artifact)
+        if facts.get("kind") == "numeric" and facts.get("shift", 0.0) >= NUDGE_SD
+    ]
+    if any(facts["shift"] - bound < NUDGE_SD for facts in moved):
+        return []
+    return [facts["feature"] for facts in moved if (reads.get(facts["feature"]) or 0.0) > 0.0]
 
 
 #: a joint shift needs at least this many numeric features moved beyond noise (one
@@ -515,7 +553,11 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         The same holds on tables when a feature moved a long way on its own (at least
         LARGE_SHIFT_SD training standard deviations, within noise:
         :func:`large_feature_shifts`): that shift is the cause, visible
-        feature by feature, and the moved outputs its symptom. Only nudges too small to
+        feature by feature, and the moved outputs its symptom. So it is for a feature
+        moved by a large effect (``NUDGE_SD``) beyond doubt that the model measurably
+        reads (:func:`read_feature_shifts`, the ``shuffle_reads`` measurement): the
+        moved outputs are that drift's harm to this model, so naming the prediction
+        drift would name the symptom instead of the cause. Only nudges too small to
         stand out one by one, adding up in the output, leave prediction drift the cause;
         then it also explains a model at chance on the moved test rows (``underfitting``,
         which feature drift explains for one moved feature), provided the training rows
@@ -528,7 +570,11 @@ class PredictionDrift(PeriodDriftHarm, Rule):
             # the outputs are as degenerate on the training rows, where nothing moved:
             # a shift between the splits cannot have caused that collapse
             explains = tuple(c for c in explains if c != "degenerate_predictions")
-        if artifact.dataset.property_names or large_feature_shift(artifact) is not None:
+        if (
+            artifact.dataset.property_names
+            or large_feature_shift(artifact) is not None
+            or read_feature_shifts(artifact)
+        ):
             return tuple(c for c in explains if c != "feature_drift")
         if joint_nudge(artifact) is not None and training_rows_show_signal(artifact):
             # the inputs moved together while the outcomes stayed: a model scoring at
