@@ -3728,3 +3728,32 @@ def test_fd37_a_read_feature_moved_by_a_large_effect_is_the_cause_of_moved_outpu
     # sum of nudges, so both readings hold and the more urgent one keeps the other
     assert _fd37_moved_and_read([1.15, 1.15, 0.85, 0.0], read)[0] == "prediction_drift"
     assert _fd37_moved_and_read([1.15, 1.15, 0.3, 0.0], read)[0] == "feature_drift"
+
+
+def test_fd37_a_shortfall_only_on_far_moved_test_rows_is_the_shift_not_the_scaler():
+    """An SVC without a scaler scores 0.55 on test against the ladder's 0.86: a shortfall
+    that counts as the missing scaler's damage (high). When the model scores 0.99 on its
+    own training rows (above the ladder's best cross-validated 0.86: the raw scales did
+    not stop it from learning) and feature 'a' moved 2 training stds between the splits,
+    the shortfall appears only where the inputs moved: it is the shift's, feature drift
+    names it, and only the bare scale risk is left here. Either condition alone keeps
+    the shortfall."""
+    from deepfix_agents.rules.preprocessing_mismatch import shortfall_is_the_shift
+
+    moved = [col("a", 1300.0, 350.0), *RAW_SCALES[1:]]
+
+    def case(train_score, test_cols):
+        perf = modified(HEALTHY_PERF, test_score=0.55, train_score=train_score)
+        return artifact(train_cols=RAW_SCALES, test_cols=test_cols, model=_svc(),
+                        performance=perf)
+
+    shifted = case(0.99, moved)
+    assert shortfall_is_the_shift(shifted)
+    assert assess("preprocessing_mismatch", shifted)[0] == "low"
+    findings = reason([s for r in RULES for src in SOURCES for s in r().detect(src, shifted)],
+                      shifted)
+    assert findings[0].category == "feature_drift"
+    assert not shortfall_is_the_shift(case(0.99, RAW_SCALES))
+    assert assess("preprocessing_mismatch", case(0.99, RAW_SCALES))[0] == "high"
+    assert not shortfall_is_the_shift(case(0.58, moved))
+    assert assess("preprocessing_mismatch", case(0.58, moved))[0] == "high"

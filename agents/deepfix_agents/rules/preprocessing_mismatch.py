@@ -199,6 +199,27 @@ def scaled_rung_no_better(artifact) -> bool:
     return model_score >= linear.test_score - margin
 
 
+def shortfall_is_the_shift(artifact) -> bool:
+    """Whether the model's test shortfall against the ladder belongs to a feature shift
+    rather than to the missing scaler: on its own training rows the model scores at
+    least as well as the ladder's best rung cross-validates there (the raw scales did
+    not stop it from learning what the simple models learn), and a feature moved a long
+    way between the splits (``prediction_drift.large_feature_shifts``: 1.5 training stds,
+    within noise). A missing scaler hurts a scale-sensitive model wherever it is applied,
+    its training rows included; a shortfall that appears only on test rows whose inputs
+    moved far is where the shift lands, and feature drift is its cause. Collapsed
+    outputs and miscalibration keep their reading (they are read on test alone for
+    other reasons)."""
+    from deepfix_agents.rules.prediction_drift import large_feature_shifts
+    from deepfix_agents.rules.underfitting import cross_validated_ladder
+
+    rungs = cross_validated_ladder(artifact)
+    train = artifact.performance.train_score
+    if not rungs or train is None:
+        return False
+    return train >= max(b.cv_score for b in rungs) and bool(large_feature_shifts(artifact))
+
+
 #: a served model below the dummy on its own training rows by at least this much (and
 #: by CHANCE_NOISE_UNITS noise units) was not fitted on the inputs it is served
 UNFIT_MARGIN = 0.1
@@ -289,7 +310,10 @@ class PreprocessingMismatch(Rule):
         "cross-validated R2 on its own training rows by more than 0.1 and 2 standard errors "
         "(1 - R2) sqrt(2/n) -> x1, whatever the scales: a fitted model cannot, so it is not "
         "served what it was fitted on); no damage is counted when the ladder's scaled linear rung scores no "
-        "better than the model (within 0.5/sqrt(n_test)). Measured: regression predictions "
+        "better than the model (within 0.5/sqrt(n_test)), and no shortfall against the ladder "
+        "is counted when the model scores on its own training rows at least as well as the "
+        "ladder's best cross-validated rung while a feature moved 1.5 training stds or more "
+        "between the splits (the shortfall is the shift's). Measured: regression predictions "
         "whose R² after expm1 beats the served R² by more than 2 noise units and is >= 0.1 "
         "(or above 0 and within 2 noise units of the best baseline, on data with little "
         "signal) are an un-inverted log target: 0.85."
@@ -411,7 +435,8 @@ class PreprocessingMismatch(Rule):
         score = interp(magnitude, LATENT_SCORE) if wide else 0.0
         impact, facts = 0.0, {}
         if not scaled_rung_no_better(artifact):
-            for found in (collapse(artifact), shortfall(artifact), miscalibration(artifact)):
+            short = None if shortfall_is_the_shift(artifact) else shortfall(artifact)
+            for found in (collapse(artifact), short, miscalibration(artifact)):
                 if found is not None and found["impact"] > impact:
                     impact, facts = found["impact"], found
         factor = max(
