@@ -823,11 +823,64 @@ def test_cal35_threshold_is_the_harrell_davis_quantile(monkeypatch):
     little (the order statistic moved it from one dataset's alarms to another's)."""
     from mlflow_deepfix.bench.corpus import calibration as fitting
 
+    # round 37: one value per dataset (here one control each), its 1 - 0.10 quantile
     worst = [0.95] * 3 + [0.80] * 3 + np.linspace(0.0, 0.7, 144).tolist()
-    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: list(worst))
+
+    def per_dataset(values):
+        return {f"d{i}": [v] for i, v in enumerate(values)}
+
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: per_dataset(worst))
     cut = fitting._threshold([], None)
-    assert cut == pytest.approx(fitting.harrell_davis_quantile(worst, 0.98) + 1e-6)
-    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: worst[:-1])
+    assert cut == pytest.approx(fitting.harrell_davis_quantile(
+        worst, 1 - fitting.TARGET_DATASET_ALARMS) + 1e-6)
+    monkeypatch.setattr(fitting, "_out_of_fold_worst",
+                        lambda outcomes, cal: per_dataset(worst[:-1]))
     assert abs(fitting._threshold([], None) - cut) < 0.02
-    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: [])
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda outcomes, cal: {})
     assert fitting._threshold([], None) == 0.5
+
+
+# --- round 37: cal37 ---
+
+
+def test_cal37_threshold_counts_each_dataset_once(monkeypatch):
+    """The medium threshold is a quantile over datasets: each training dataset gives the
+    highest out-of-fold worst probability among its clean controls, however many of
+    them warn. A dataset whose 8 clean controls all carry the same false finding (the
+    clustered alarms of one unseen dataset) moves it no more than a dataset with one such
+    control; counted per control, the cluster alone set the threshold."""
+    from mlflow_deepfix.bench.corpus import calibration as fitting
+
+    quiet = {f"q{i}": [0.0] * 8 for i in range(20)}
+    singles = {"a": [0.5] + [0.0] * 7, "b": [0.6] + [0.0] * 7, "c": [0.7] + [0.0] * 7}
+    clustered = {**quiet, **singles, "x": [0.9] * 8}
+    one_control = {**quiet, **singles, "x": [0.9] + [0.0] * 7}
+    q = 1 - fitting.TARGET_DATASET_ALARMS
+    for worst in (clustered, one_control):
+        monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda o, c, w=worst: w)
+        assert fitting._threshold([], None) == pytest.approx(
+            fitting.harrell_davis_quantile([0.0] * 20 + [0.5, 0.6, 0.7, 0.9], q) + 1e-6)
+    # per control, the 98 % quantile followed the cluster's size: 0.9 with 8 warning
+    # controls, far lower with one
+    flat = {k: [v for vs in w.values() for v in vs] for k, w in
+            (("clustered", clustered), ("one_control", one_control))}
+    assert fitting.harrell_davis_quantile(flat["clustered"], 0.98) > 0.85
+    assert fitting.harrell_davis_quantile(flat["one_control"], 0.98) < 0.7
+    # a dataset without clean controls is absent, not a zero
+    monkeypatch.setattr(fitting, "_out_of_fold_worst", lambda o, c: {})
+    assert fitting._threshold([], None) == 0.5
+
+
+def test_cal37_out_of_fold_worst_is_grouped_by_dataset():
+    """Each clean control's worst probability is kept under its own dataset, from the
+    model fitted without that dataset."""
+    from mlflow_deepfix.bench.corpus import calibration as fitting
+
+    outcomes = _synthetic_outcomes()
+    cal = fitting._fit_model(outcomes, fitted_on="all")
+    worst = fitting._out_of_fold_worst(outcomes, cal)
+    assert sorted(worst) == ["diabetes", "iris", "star98", "wine"]
+    assert all(len(v) == 10 and all(0.0 <= p <= 1.0 for p in v) for v in worst.values())
+    inner = fitting._fit_model([o for o in outcomes if o.dataset != "wine"], fitted_on="")
+    wine = [o for o in outcomes if o.dataset == "wine" and o.kind == "clean"]
+    assert worst["wine"] == [fitting._worst_probability(o, inner) for o in wine]

@@ -4,15 +4,17 @@ corpus, and scoring it on held-out datasets only.
 Training rows are the findings of the training folds' cases; a finding's label is
 whether its category is one of the case's planted categories (clean controls' findings
 are all negatives; invalid cases are left out). The ``medium_threshold`` is the
-probability that leaves about :data:`TARGET_CLEAN_ALARMS` of the training folds' clean
-controls with a medium+ finding, so it too is fitted on the training folds only. Each control's probability for that count comes from a model fitted without
+probability that leaves about :data:`TARGET_DATASET_ALARMS` of the training folds'
+datasets with a clean control that warns (round 37, below; it was a share of the clean
+controls), so it too is fitted on the training folds only. Each control's probability for
+that count comes from a model fitted without
 its dataset (an inner leave-one-dataset-out): the model fitted on a control's own
 findings learns to give them low probabilities, so a threshold read off them is too
 low for a dataset the model never saw (it let 5 of 54 held-out clean controls warn where
 the training folds allowed 2 %).
 
-The threshold is the Harrell-Davis estimate of those probabilities' ``1 -
-TARGET_CLEAN_ALARMS`` quantile (round 35), not one order statistic. The order statistic
+The threshold is a Harrell-Davis quantile (round 35; then of the controls'
+probabilities, their 98 % quantile), not one order statistic. The order statistic
 (the ``floor(0.02 * n) + 1``-th highest) jumped with the number of training controls:
 a training set of 146 to 149 controls allowed 2 alarms, one of 150 to 199 allowed 3, and
 the third and fourth highest probabilities belonged to different datasets' clustered false
@@ -22,6 +24,24 @@ fits) and, with it, whole datasets' alarms across the line: wages' 3 clean alarm
 and went with 17 of the 22 other DEV datasets. The Harrell-Davis estimate averages the order statistics
 around the quantile with beta weights, so it moves continuously with ``n`` and no single
 control decides it.
+
+Round 37: the quantile is taken over datasets, not over controls. Each training dataset
+contributes one value, the highest out-of-fold worst probability among its clean controls
+(the probability at which that dataset stops warning on every control), and the threshold
+is the Harrell-Davis ``1 - TARGET_DATASET_ALARMS`` quantile of those values: about one
+unseen dataset in ten may show a clean alarm. Why the dataset is the unit: a clean
+control's alarms are not independent of its dataset's other controls (the same data, the
+same finding on several models: 7 of one FRESH dataset's 8 clean controls warned
+together at stop 36, wages' 3 came and went together at stop 34), and the threshold exists
+for a dataset the fit never saw. Counted per control, DEV's 178 clean controls are 173
+zeros (the rules were tuned on them) and 5 remaining false alarms, so the 98 % quantile
+was read off the 4th or 5th highest of those 5 (0.49 on DEV alone) and fell whenever a rule
+round removed a DEV false alarm. Chosen on DEV only, by a nested leave-one-dataset-out
+(each DEV dataset scored by a model and threshold fitted on the other 25, the threshold
+with its own inner leave-one-dataset-out): clean alarms 5/178 -> 2/178 (the two left are
+above 0.84 under every rule tried), top-1 0.8706 -> 0.8727, top-3 and two-bug unchanged;
+the per-control 99 % quantile and a jackknife margin reached 2/178 at equal or lower
+top-1, and the 95 % dataset quantile at 4 fewer top-1 cases.
 """
 
 from __future__ import annotations
@@ -47,7 +67,9 @@ from mlflow_deepfix.schemas import CATEGORIES
 
 logger = logging.getLogger(__name__)
 
-TARGET_CLEAN_ALARMS = 0.02
+#: the share of training datasets whose clean controls may keep a medium+ finding (one
+#: value per dataset, see the module docstring)
+TARGET_DATASET_ALARMS = 0.10
 REGULARISATION_C = 0.5
 
 
@@ -74,17 +96,18 @@ def _clean_controls(outcomes: list[CaseOutcome]) -> list[CaseOutcome]:
     return [o for o in outcomes if o.kind == "clean" and o.valid and not o.error]
 
 
-def _out_of_fold_worst(outcomes: list[CaseOutcome], cal: Calibration) -> list[float]:
-    """Each clean control's worst probability under a model fitted without its dataset,
-    as a dataset the shipped model never saw will meet it. A dataset whose other
-    datasets leave nothing to fit (a single-dataset corpus) falls back to ``cal``."""
-    worst: list[float] = []
-    for _dataset, (train, test) in folds(outcomes).items():
+def _out_of_fold_worst(outcomes: list[CaseOutcome], cal: Calibration) -> dict[str, list[float]]:
+    """Per dataset, each of its clean controls' worst probability under a model fitted
+    without that dataset, as a dataset the shipped model never saw will meet it. A
+    dataset whose other datasets leave nothing to fit (a single-dataset corpus) falls
+    back to ``cal``. Datasets without a clean control are left out."""
+    worst: dict[str, list[float]] = {}
+    for dataset, (train, test) in folds(outcomes).items():
         clean = _clean_controls(test)
         if not clean:
             continue
         inner = _fit_model(train, fitted_on="inner fold") or cal
-        worst += [_worst_probability(o, inner) for o in clean]
+        worst[dataset] = [_worst_probability(o, inner) for o in clean]
     return worst
 
 
@@ -107,13 +130,14 @@ def harrell_davis_quantile(values: list[float], q: float) -> float:
 
 
 def _threshold(outcomes: list[CaseOutcome], cal: Calibration) -> float:
-    """The threshold that leaves about ``TARGET_CLEAN_ALARMS`` of the clean controls'
-    out-of-fold worst probabilities at or above it: their Harrell-Davis ``1 - target``
-    quantile (see the module docstring for why not one order statistic)."""
+    """The threshold that leaves about ``TARGET_DATASET_ALARMS`` of the training
+    datasets with a clean control at or above it: the Harrell-Davis ``1 - target``
+    quantile of each dataset's highest out-of-fold worst probability (see the module
+    docstring for why datasets, not controls, and why not one order statistic)."""
     worst = _out_of_fold_worst(outcomes, cal)
     if not worst:
         return 0.5
-    cut = harrell_davis_quantile(worst, 1.0 - TARGET_CLEAN_ALARMS)
+    cut = harrell_davis_quantile([max(v) for v in worst.values()], 1.0 - TARGET_DATASET_ALARMS)
     return float(min(0.99, cut + 1e-6)) if cut > 0 else 0.0
 
 
