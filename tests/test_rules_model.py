@@ -3757,3 +3757,35 @@ def test_fd37_a_shortfall_only_on_far_moved_test_rows_is_the_shift_not_the_scale
     assert assess("preprocessing_mismatch", case(0.99, RAW_SCALES))[0] == "high"
     assert not shortfall_is_the_shift(case(0.58, moved))
     assert assess("preprocessing_mismatch", case(0.58, moved))[0] == "high"
+
+
+# --- round 37: ws37 ---
+
+
+def test_ws37_miscalibration_does_not_fold_in_a_weak_segment():
+    """A miscalibrated model (medium) beside a segment it fails on (low): the
+    miscalibration misstates confidence, one monotone map for every row, and changes no
+    segment's decisions relative to the rest's, so the segment's wrong answers stay its
+    own finding. The decision threshold a miscalibration shifts for every row still
+    folds in."""
+    from deepfix_agents.reasoner import explain_symptoms
+    from mlflow_deepfix.schemas import CATEGORY_LAYERS, Evidence, Finding
+
+    def finding(category, severity, confidence):
+        return Finding(
+            category=category, layer=CATEGORY_LAYERS[category], title=f"{category} finding",
+            severity=severity, confidence=confidence,
+            evidence=[Evidence(source="model", detail=category)], explanation="-",
+        )
+
+    art = artifact()
+    rule = RULES.get("poor_calibration")()
+    assert "weak_segment" not in rule.explains_for(art)
+    assert "decision_threshold" in rule.explains_for(art)
+    findings = [
+        finding("poor_calibration", "medium", 0.83),
+        finding("weak_segment", "low", 0.5),
+        finding("decision_threshold", "low", 0.6),
+    ]
+    out = explain_symptoms(findings, art, {})
+    assert [f.category for f in out] == ["poor_calibration", "weak_segment"]

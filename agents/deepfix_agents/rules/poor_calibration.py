@@ -291,7 +291,15 @@ class PoorCalibration(Rule):
         "to a train-calibrated model's error), and at most low (0.39) when that leaves "
         "nothing beyond the bands."
     )
-    explains = ("decision_threshold", "weak_segment")
+    #: not ``weak_segment``: a segment is weak in its wrong decisions (its error rate
+    #: against the other rows'), and miscalibration is a misstatement of confidence.
+    #: Recalibrating (one monotone map of the stated probabilities, the same for every
+    #: row) moves a decision, if at all, for every row stated at that probability,
+    #: whatever its segment: it cannot make one group fail while the rest do not.
+    #: Folding the segment in hid a measured segment failure behind the confidence
+    #: error (DEV: a naive Bayes model on penguins whose one island's labels are all
+    #: shuffled). A shift of every row's decisions is ``decision_threshold``'s.
+    explains = ("decision_threshold",)
     checks = ("Calibration Score",)
 
     def explains_for(self, artifact):
