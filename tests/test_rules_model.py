@@ -3789,3 +3789,61 @@ def test_ws37_miscalibration_does_not_fold_in_a_weak_segment():
     ]
     out = explain_symptoms(findings, art, {})
     assert [f.category for f in out] == ["poor_calibration", "weak_segment"]
+
+
+# --- round 37: uf37 ---
+
+
+def _uf37_binary_collapse(*, log_loss, f1_at_default, train_score=0.37):
+    """Binary, 226 test rows (57% '1'): the model predicts '1' for every row (f1_macro
+    0.36, at chance: the constant output's measurement has no noise) while a linear
+    baseline reaches 0.70 in cross-validation and on test; ``log_loss`` is the test log
+    loss of its probabilities (the class shares' entropy is 0.684) and ``f1_at_default``
+    the minority's F1 when those probabilities are cut at 0.5."""
+    shares = {"1": 0.566, "0": 0.434}
+    perf = modified(
+        HEALTHY_PERF, metric="f1_macro", train_score=train_score, test_score=0.362,
+        prediction_distribution={"1": 1.0}, train_prediction_distribution={"1": 1.0},
+        f1_at_default=f1_at_default, f1_at_best=0.70, best_threshold=0.4,
+        scores={"test": {"n_rows": 226.0, "f1_macro": 0.362, "log_loss": log_loss},
+                "train": {"n_rows": 527.0, "f1_macro": train_score}},
+    )
+    baselines = [
+        BaselineResult(name="dummy", metric="f1_macro", cv_score=0.363, test_score=0.362),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.68, test_score=0.70),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_train=527, n_test=226,
+                    train_labels=shares, test_labels=shares)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.362,
+        score_after=0.362, noise=0.0, n_rows=226,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting():
+    """A model that predicts one class for every row, at chance while the ladder learns
+    the labels. Its probabilities explain the labels beyond noise on test (log loss 0.654
+    vs entropy 0.684: a likelihood ratio of 13.6, beyond 2 noise units squared) and its
+    decisions are their 0.5 cut (the minority's F1 at 0.5 is 0, as the decisions): a
+    model too smooth for the signal, so underfitting is the cause and the one-class
+    output its symptom. Probabilities at the class shares (log loss at the entropy: a
+    setting that squashed every posterior) or decisions that ignore probabilities that
+    pick the minority on many rows (F1 0.65 at 0.5) keep degenerate_predictions; so does
+    a model that fits its training rows far better than test."""
+    from deepfix_agents.rules.underfitting import shrunk_probabilities, weak_model
+
+    shrunk = _uf37_binary_collapse(log_loss=0.654, f1_at_default=0.0)
+    assert shrunk_probabilities(shrunk) and weak_model(shrunk)
+    findings = reason(_all_signals(shrunk), shrunk)
+    assert findings[0].category == "underfitting"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+
+    flat = _uf37_binary_collapse(log_loss=0.684, f1_at_default=0.0)
+    assert not shrunk_probabilities(flat)
+    assert reason(_all_signals(flat), flat)[0].category == "degenerate_predictions"
+    ignored = _uf37_binary_collapse(log_loss=0.654, f1_at_default=0.65)
+    assert not shrunk_probabilities(ignored)
+    assert reason(_all_signals(ignored), ignored)[0].category == "degenerate_predictions"
+    fitted = _uf37_binary_collapse(log_loss=0.654, f1_at_default=0.0, train_score=0.6)
+    assert not shrunk_probabilities(fitted)

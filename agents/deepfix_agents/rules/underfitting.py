@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._base import Rule, entropy, interp
 
 #: model's margin over the dummy baseline, relative to the best baseline's margin -> score
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
@@ -302,14 +302,72 @@ def constant_output(artifact) -> bool | None:
     return max(predicted.values()) >= CONSTANT_SHARE
 
 
+def shrunk_probabilities(artifact) -> bool:
+    """Whether a binary classifier's one-class decisions are what its own probabilities
+    say, while those probabilities still carry information about the rows: a model too
+    smooth or too regularised for the signal, whose probabilities are shrunk towards the
+    class shares and so all fall on the majority's side of 0.5, not one broken into a
+    constant output.
+
+    Three measurements, all on the test rows (out of sample for the model) unless said:
+
+    - the probabilities explain the labels beyond noise: their log loss is below the
+      entropy of the test class shares (what stating the best constant for every row
+      scores) by a likelihood-ratio statistic ``2 n (entropy - log loss)`` beyond
+      ``CHANCE_NOISE_UNITS`` squared (a chi-square with one degree of freedom read as
+      ``CHANCE_NOISE_UNITS`` standard normal units). A setting in the wrong units that
+      squashes every posterior to the prior (C=1e-6, var_smoothing=1e6, a leaf as
+      large as the data) leaves a log loss at the entropy: nothing learnt;
+    - the decisions are the probabilities' own cut at 0.5: the minority class's F1 at
+      0.5 read from the probabilities is no higher than the decisions' minority share
+      allows (``2 min(q, p) / (q + p)`` for a predicted share ``q`` and a true share
+      ``p``; 0 when the minority is never predicted). Decisions that ignore what the
+      probabilities say (an SVM whose collapsed margin predicts one class while its
+      Platt-scaled probabilities still pick the minority on many rows) are a broken
+      decision, not a weak model;
+    - on its own training rows the model scores no better than on test beyond noise
+      (the test score's chance noise, at least a score's sampling noise 0.5/sqrt(n)):
+      it cannot fit the rows it was trained on either (no memorisation, no serving
+      step that differs between the splits).
+
+    False when any of them is not measured (multiclass tasks carry no F1 at 0.5)."""
+    performance, dataset = artifact.performance, artifact.dataset
+    if artifact.task != "binary_classification" or dataset.test is None:
+        return False
+    shares = dataset.test.label_distribution or {}
+    test = (performance.scores or {}).get("test") or {}
+    log_loss, n = test.get("log_loss"), test.get("n_rows") or dataset.test.n_rows
+    f1_default = performance.f1_at_default
+    if len(shares) != 2 or log_loss is None or not n or f1_default is None:
+        return False
+    if not math.isfinite(log_loss):
+        return False
+    ratio = 2.0 * n * (entropy(shares.values()) - log_loss)
+    if ratio <= CHANCE_NOISE_UNITS ** 2:
+        return False
+    minority, p = min(shares.items(), key=lambda kv: (kv[1], kv[0]))
+    q = (performance.prediction_distribution or {}).get(minority, 0.0)
+    allowed = 2.0 * min(q, p) / (q + p) if q + p > 0 else 0.0
+    if f1_default > allowed + 1.0 / n:
+        return False
+    train_score, test_score = performance.train_score, performance.test_score
+    if train_score is None or test_score is None:
+        return False
+    measured = artifact.intervention("chance_level")
+    noise = max((measured.noise or 0.0) if measured is not None else 0.0, 0.5 / n**0.5)
+    return train_score - test_score <= CHANCE_NOISE_UNITS * noise
+
+
 def weak_model(artifact) -> bool:
     """A model whose answers still vary (not one constant output, see
-    :func:`constant_output`) while a baseline of the ladder clearly learns the labels:
-    at chance with a learnable signal, or above chance with a measured shortfall
+    :func:`constant_output`), or whose one answer is its own shrunk probabilities' cut
+    (:func:`shrunk_probabilities`), while a baseline of the ladder clearly learns the
+    labels: at chance with a learnable signal, or above chance with a measured shortfall
     against the ladder. The model is too weak for the signal in the data; its near
     one-class or narrow predictions are the symptom of that, not a model broken into a
     constant."""
-    if constant_output(artifact) is not False:
+    constant = constant_output(artifact)
+    if constant is None or (constant and not shrunk_probabilities(artifact)):
         return False
     measured = at_chance(artifact)
     if measured is not None:
