@@ -3847,3 +3847,36 @@ def test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting():
     assert reason(_all_signals(ignored), ignored)[0].category == "degenerate_predictions"
     fitted = _uf37_binary_collapse(log_loss=0.654, f1_at_default=0.0, train_score=0.6)
     assert not shrunk_probabilities(fitted)
+
+
+def test_uf37_a_certain_lag_beside_underconfident_probabilities_is_underfitting():
+    """A boosted model stopped after a few rounds: f1_macro 0.88 on 360 test rows where a
+    tree baseline reaches 0.97 (0.97 in cross-validation) and the dummy 0.13. The
+    relative shortfall (0.11) counts for nothing, but 0.09 given away is 3.5 noise units
+    (0.026), and the model states 0.44 less confidence than its accuracy (noise 0.026):
+    probabilities still near the class shares. One fault, too little fitting, shows in
+    both, so underfitting reports the lag as its measured harm and explains the
+    calibration. The same lag beside overconfident probabilities (a naive Bayes), or an
+    underconfident model within 3 noise units of the ladder (a temperature softening a
+    fitted model at serving keeps its decisions), stays silent."""
+    from deepfix_agents.rules.underfitting import underconfident_lag
+
+    def case(test_score, gap):
+        perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=test_score + 0.06,
+                        test_score=test_score, confidence_gap=gap,
+                        confidence_gap_noise=0.026)
+        baselines = [
+            BaselineResult(name="dummy", metric="f1_macro", cv_score=0.13, test_score=0.13),
+            BaselineResult(name="tree", metric="f1_macro", cv_score=0.97, test_score=0.97),
+        ]
+        return _with_chance_noise(
+            artifact(performance=perf, baselines=baselines, n_test=360), 0.02)
+
+    lagging = case(0.88, -0.44)
+    assert underconfident_lag(lagging, 0.09, 0.02)
+    severity, title, signals = assess("underfitting", lagging)
+    assert severity == "low" and signals[0].facts["underconfident"]
+    assert "less confidence than its accuracy" in signals[0].evidence.detail
+    assert "poor_calibration" in RULES.get("underfitting")().explains_for(lagging)
+    assert assess("underfitting", case(0.88, 0.10))[0] == "info"
+    assert assess("underfitting", case(0.92, -0.44))[0] == "info"

@@ -376,6 +376,38 @@ def weak_model(artifact) -> bool:
     return any(True for _ in Underfitting().detect_baseline(artifact))
 
 
+#: a lag behind the ladder beyond this many noise units is certain (overfitting's
+#: ``SURE_LAG_UNITS``): one that small relative to the ladder's headroom counts only
+#: beside probabilities shrunk towards the class shares (:func:`underconfident_lag`)
+SURE_LAG_UNITS = 3.0
+
+
+def underconfident_lag(artifact, lag: float, noise: float) -> bool:
+    """Whether a classifier gives away test score to the ladder beyond
+    ``SURE_LAG_UNITS`` noise units (``lag``, ``noise``: the best supported rung's test
+    score less the model's, and the test score's noise, at least 0.5/sqrt(test rows))
+    while its stated confidence is
+    below its accuracy beyond ``CHANCE_NOISE_UNITS`` standard errors of that gap.
+
+    One fault explains both: a model fitted too little (a few boosting rounds, a
+    penalty too strong) has probabilities still near the class shares, so it states
+    less confidence than it earns, and decisions behind what a simple model learns. A
+    temperature applied at serving that softens a fitted model's probabilities leaves
+    its decisions (the arg-max) as they were, so it gives nothing away to the ladder
+    beyond what the fitted model does; a naive Bayes or a memorising model that lags the
+    ladder states more confidence than it earns, not less."""
+    performance = artifact.performance
+    gap, gap_noise = performance.confidence_gap, performance.confidence_gap_noise
+    if artifact.task == "regression" or gap is None or not gap_noise or gap_noise <= 0:
+        return False
+    # the noise floored at a score's sampling noise on these rows (0.5/sqrt(n)), as
+    # :func:`supported_score` floors it: a near-constant model's measurement has none
+    noise = max(noise, 0.5 / max(artifact.dataset.test.n_rows, 1) ** 0.5)
+    if lag <= SURE_LAG_UNITS * noise:
+        return False
+    return gap < -CHANCE_NOISE_UNITS * gap_noise
+
+
 def baseline(artifact, prefix: str):
     return next((b for b in artifact.baselines if b.name.startswith(prefix)), None)
 
@@ -442,7 +474,11 @@ class Underfitting(Rule):
         "metric (a rung's test score credited at most 2 noise units above its cross-validated "
         "score): 0.5 -> 0.3, 0.7 -> 0.5, 0.9 -> 0.7, 1.0 (no better than dummy) -> 0.85; once "
         "that shortfall counts, at least the test score given away to the best baseline "
-        "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8). Only "
+        "(beyond 2 noise units: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, 0.35 -> 0.8); a "
+        "shortfall too small to count still scores that lag when it is beyond 3 noise "
+        "units and the model states less confidence than its accuracy beyond 2 standard "
+        "errors (probabilities still near the class shares: the finding then explains "
+        "the miscalibration). Only "
         "when the model's train score is not far above its test score (that would be overfitting; "
         "for R2, a gap counts only as far as the squared error itself grows from train to test "
         "beyond 2 standard errors, since R2 is relative to each split's own spread). "
@@ -496,8 +532,15 @@ class Underfitting(Rule):
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
         lag = best_score - model_score
+        shrunk = False
         if score > 0 and lag > CHANCE_NOISE_UNITS * noise:
             score = max(score, interp(lag, LAG_HARM_SCORE))
+        elif score <= 0 and underconfident_lag(artifact, lag, noise):
+            shrunk = True
+            # a small relative shortfall, but a certain one on a model whose
+            # probabilities are shrunk towards the class shares: one fault (too little
+            # fitting) shows in both, and the score given away is its measured harm
+            score = interp(lag, LAG_HARM_SCORE)
         if score <= 0:
             return
         metric = performance.metric
@@ -514,12 +557,19 @@ class Underfitting(Rule):
                     if best_score < best.test_score
                     else ""
                 )
+                + (
+                    f"; it states {-performance.confidence_gap:.2f} less confidence than "
+                    "its accuracy: probabilities still near the class shares"
+                    if shrunk
+                    else ""
+                )
             ),
             value=model_score,
             model_score=model_score,
             best=best.name,
             best_score=best_score,
             metric=metric,
+            underconfident=shrunk,
         )
 
     def detect_intervention(self, artifact):
@@ -581,9 +631,14 @@ class Underfitting(Rule):
                 # the overfitting module imports this one (no import circle)
                 causes.add("overfitting")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
+        explained = self.explains
         if weak_model(artifact):
-            return ("degenerate_predictions", "weak_segment")
-        return self.explains
+            explained = ("degenerate_predictions", "weak_segment")
+        if any(s.facts.get("underconfident") for s in self.detect_baseline(artifact)):
+            # the shrunk probabilities are the symptom of the same too-little fitting
+            # (:func:`underconfident_lag`)
+            explained += ("poor_calibration",)
+        return explained
 
     def detect_deepchecks(self, artifact):
         if not any(s for s in self.detect_baseline(artifact)):
