@@ -1819,3 +1819,32 @@ def test_mv36_an_adjacent_spike_whose_rows_are_not_worse_is_at_most_low():
     # a detached spike (0.3 IQRs outside) keeps its measured gain even with rows no worse
     (detached,) = rule.detect("intervention", _adjacent_zero(0.628, gap=0.3))
     assert detached.score > 0.4
+
+
+# --- round 37b: mv37 ---
+
+
+def _structural(spike_rows: int, spike_after: float = 0.30):
+    """A quarter of the test rows with a gap in the column the model leans on, no worse
+    within a noisy comparison (medium from its share), and a spike of another column
+    (``children``, 0) whose rows are compared too."""
+    art = _gap_rows(after=0.19, before=0.19, noise=0.05, n_rows=75)
+    spike = Intervention(kind="sentinel_rows", category="missing_values", target="children",
+                         metric="mae_over_std", score_before=0.19, score_after=spike_after,
+                         noise=0.05, n_rows=spike_rows, model_used="predictions",
+                         values={"value": 0.0, "share": 0.25, "relaxed": 1.0, "gap": 0.0})
+    return art.model_copy(update={"interventions": [*art.interventions, spike]})
+
+
+def test_mv37_gaps_on_exactly_the_rows_another_column_marks_are_structural():
+    # the gapped rows are the rows where `children` is 0 (same rows compared: same count,
+    # same error on both sides): the value does not exist there -> low, unsure, said why
+    art = _structural(spike_rows=75, spike_after=0.19)
+    found = finding("missing_values", art)
+    assert found["severity"] == "low"
+    assert found["confidence"] == pytest.approx(0.6)
+    details = [s.evidence.detail for s in RULES.get("missing_values")().detect("dataset", art)]
+    assert details and all("'children' holds 0" in d and "structural" in d for d in details)
+    # a spike on other rows (lost cells on rows nothing else singles out) keeps the medium
+    for other in (_structural(spike_rows=40, spike_after=0.19), _structural(spike_rows=75)):
+        assert finding("missing_values", other)["severity"] == "medium"

@@ -105,6 +105,16 @@ EMPTY = 0.999
 #: "reported at most low" (detached and relaxed spikes, gaps measured harmless): the
 #: highest score still in the low band (medium starts at 0.4)
 LOW_CAP = 0.35
+# Structural gaps. Gaps whose test rows are exactly the rows holding a spike value of another column
+# (``missing_rows`` of the column and ``sentinel_rows`` of the other compare the same rows:
+# same count, same error on both sides) are structural: the value does not exist for
+# those rows (no age at first birth for a woman with no child, where ``children_born``
+# is 0), and another input the model reads already says which rows they are. Nothing
+# was lost that an imputation could give back, and the gapped rows' own error measures a
+# different kind of row (childless women), not a value the model misses: without a refit
+# bounding the gaps, reported at most low (LOW_CAP), confidence 0.6, no importance bonus.
+# Lost cells (at random, above the median) fall on rows no other column singles out.
+
 #: the testing step compares at most this many (sampled) test rows
 #: (``mlflow_deepfix.testing.interventions.MAX_TEST_ROWS``)
 MAX_TEST_ROWS = 4000
@@ -154,6 +164,28 @@ def sparse_share(artifact, stats):
         if other is not None and other.missing_fraction < EMPTY:
             shares.append(other.missing_fraction)
     return max(shares)
+
+
+def structural_marker(artifact, column):
+    """The ``sentinel_rows`` comparison of another column whose rows are exactly the test
+    rows with a gap in ``column`` (same count, same error on both sides), else None: the
+    gaps mark rows another input already singles out (the note on structural
+    gaps above :data:`MAX_TEST_ROWS`)."""
+    gaps = artifact.intervention("missing_rows", column)
+    if gaps is None or gaps.score_before is None or gaps.score_after is None or not gaps.n_rows:
+        return None
+    for spike in artifact.interventions:
+        if (
+            spike.kind == "sentinel_rows"
+            and spike.target != column
+            and spike.n_rows == gaps.n_rows
+            and spike.score_before is not None
+            and spike.score_after is not None
+            and abs(spike.score_before - gaps.score_before) < 1e-9
+            and abs(spike.score_after - gaps.score_after) < 1e-9
+        ):
+            return spike
+    return None
 
 
 def complete_on_test(artifact, column):
@@ -247,7 +279,10 @@ class MissingValues(Rule):
         "(no importance bonus, confidence 0.6); gaps confined to the training split (the column "
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
         "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
-        "test rows to compare) keep their share's score at confidence 0.6; a column missing in more than half (not all) of "
+        "test rows to compare) keep their share's score at confidence 0.6; gaps on exactly the test rows that hold a spike value of another column (the value does "
+        "not exist for them: no age at first birth without a child, where the number of children "
+        "is 0) are structural, nothing an imputation could give back: without a refit bound, at "
+        "most low (0.35, no importance bonus, confidence 0.6); a column missing in more than half (not all) of "
         "either split's rows is a measurement most rows lack, not lost cells (in both splits, "
         "whatever share a reordered or copied split leaves in the other): unless its gapped test rows "
         "are predicted worse beyond 2 noise units or a refit bounds it, at most low (0.35, no "
@@ -352,11 +387,13 @@ class MissingValues(Rule):
         )
         # nothing measured what these gaps cost: no refit bound, no gapped test rows compared
         unmeasured = bound is None and by_rows is None
+        # gaps on exactly the rows a spike of another column marks: the value does not exist
+        marker = structural_marker(artifact, worst.name) if bound is None else None
         if importances.get(worst.name, 0.0) > average and not (
-            negligible or rows_harmless or train_only or baseline_gap
+            negligible or rows_harmless or train_only or baseline_gap or marker
         ):
             score += 0.1
-        if rows_harmless or train_only or baseline_gap:
+        if rows_harmless or train_only or baseline_gap or marker:
             score = min(score, LOW_CAP)
         detail = ""
         if negligible:
@@ -385,6 +422,14 @@ class MissingValues(Rule):
                 )
             elif baseline_gap:
                 detail += ": not worse beyond 2 noise units"
+        if marker is not None:
+            detail += (
+                f"; these are exactly the test rows where {marker.target!r} holds "
+                f"{marker.values.get('value', 0.0):g}: the value does not exist for them "
+                "(structural, not lost), another input already says which rows they are, and "
+                "their error measures that kind of row, not a value an imputation could give "
+                "back (reported at most low)"
+            )
         if baseline_gap:
             detail += (
                 f"; {worst.name!r} is missing in most rows"
@@ -396,7 +441,7 @@ class MissingValues(Rule):
             )
         confidence = (
             NEGLIGIBLE_CONFIDENCE
-            if (negligible or rows_harmless or baseline_gap)
+            if (negligible or rows_harmless or baseline_gap or marker is not None)
             else UNMEASURED_CONFIDENCE
             if train_only or unmeasured
             else 0.95
