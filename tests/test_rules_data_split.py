@@ -1848,3 +1848,44 @@ def test_mv37_gaps_on_exactly_the_rows_another_column_marks_are_structural():
     # a spike on other rows (lost cells on rows nothing else singles out) keeps the medium
     for other in (_structural(spike_rows=40, spike_after=0.19), _structural(spike_rows=75)):
         assert finding("missing_values", other)["severity"] == "medium"
+
+
+# --- round 37b: uc37 ---
+
+
+def _years(test_error: float, *, test_min: float = 1999.0):
+    """A route panel split chronologically: train holds 1997-1999, test 1999-2000 (83% of
+    test rows in 2000, a year training never saw). The 300 rows of 2000 have mean absolute
+    error ``test_error`` (per-row spread 32) vs 43.9 (spread 23) on the 60 rows of 1999."""
+    from mlflow_deepfix.schemas import PerformanceSummary, SegmentScore
+
+    year = dict(dtype="int64", n_unique=3, unique_fraction=0.004, top_fraction=0.36)
+    train = [num("distance"), cat("year", min=1997.0, max=1999.0, mean=1998.0, **year)]
+    test = [num("distance", 360),
+            cat("year", min=test_min, max=2000.0, mean=1999.8, **{**year, "n_unique": 2})]
+    art = artifact(
+        train, test, n_train=840, n_test=360, task="regression",
+        comparison=SplitComparison(unseen_category_fraction={"year": 0.83},
+                                   test_to_train_ratio=0.43),
+        checks=[failed("New Category Train Test", values={"year": 0.83})],
+    )
+    seg = SegmentScore(feature="year", value="2000", share=0.83, n_rows=300, error=test_error,
+                       overall_error=47.9, error_std=32.4, rest_error_std=23.3,
+                       sibling_n_rows=60, sibling_error=43.9)
+    return art.model_copy(update={"performance": PerformanceSummary(segments=[seg])})
+
+
+def test_uc37_later_years_on_a_chronological_split_are_at_most_low():
+    # every test year at or beyond the last training year: the split runs along the ordered
+    # number, its new value is the next year, and the 2000 rows score no worse than the
+    # 1999 rows beyond noise (48.8 vs 43.9, standard error 3.5): at most low, and the
+    # Deepchecks check counting the same year adds nothing
+    found = finding("unseen_categories", _years(48.8))
+    assert found["severity"] == "low"
+    signals = list(RULES.get("unseen_categories")().detect("deepchecks", _years(48.8)))
+    assert signals == []
+    # the rows of the new year predicted worse beyond 2 standard errors: measured harm, kept
+    assert finding("unseen_categories", _years(60.0))["severity"] == "critical"
+    # test years that also reach back into training's range (1997-2000): not a split
+    # along the column, the new year keeps its full weight
+    assert finding("unseen_categories", _years(48.8, test_min=1997.0))["severity"] == "critical"

@@ -26,6 +26,58 @@ COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
 #: category but the old ones moved, a shift of the column that feature drift measures:
 #: at most low here
 BLOCK_SHIFT_CAP = 0.39
+#: a numeric column whose test values all lie at or beyond one end of its training range
+#: (a year on a chronological split) holds the later values of an ordered number, not
+#: unknown category codes: at most low unless the rows with those values score worse than
+#: the column's other test rows beyond noise (this many standard errors)
+EXTRAPOLATION_CAP = 0.39
+HARM_Z = 2.0
+
+
+def ordered_extrapolation(train, test) -> str | None:
+    """``'above'`` when every test value of a numeric column is at or above its training
+    maximum (``'below'``: at or below its minimum) while the test values are not all one
+    old value, else None. The split then runs along this column (a chronological split by
+    year): its new values are the next values of an ordered number, which every such split
+    shows by construction, not codes the encoder has never learned."""
+    if train is None or test is None:
+        return None
+    values = (train.min, train.max, test.min, test.max)
+    if any(v is None for v in values) or train.n_unique < 2:
+        return None
+    if test.min >= train.max and test.max > train.max:
+        return "above"
+    if test.max <= train.min and test.min < train.min:
+        return "below"
+    return None
+
+
+def _segment_harm(artifact, name: str, side: str, train) -> float | None:
+    """The largest z of the error of the test rows holding a value beyond the training
+    range over the error of the column's other test rows (per-row error spreads from the
+    segment scores, binomial for error rates when absent); None when nothing is measured."""
+    worst = None
+    for seg in artifact.performance.segments if artifact.performance else ():
+        if seg.feature != name or seg.sibling_error is None or not seg.sibling_n_rows:
+            continue
+        try:
+            value = float(seg.value)
+        except (TypeError, ValueError):
+            continue
+        if (side == "above" and value <= train.max) or (side == "below" and value >= train.min):
+            continue
+        sd, rest_sd = seg.error_std, seg.rest_error_std
+        if sd is None or rest_sd is None:
+            if artifact.task == "regression":
+                continue
+            p = (seg.error * seg.n_rows + seg.sibling_error * seg.sibling_n_rows) / (
+                seg.n_rows + seg.sibling_n_rows
+            )
+            sd = rest_sd = (p * (1 - p)) ** 0.5
+        se = (sd**2 / max(seg.n_rows, 1) + rest_sd**2 / seg.sibling_n_rows) ** 0.5
+        z = (seg.error - seg.sibling_error) / se if se > 0 else 0.0
+        worst = z if worst is None else max(worst, z)
+    return worst
 
 
 def block_offset(train, test) -> float | None:
@@ -42,6 +94,20 @@ def block_offset(train, test) -> float | None:
     if abs(low) <= 1e-9 * scale or abs(low - high) > 1e-9 * scale:
         return None
     return low
+
+
+def harmless_extrapolation(artifact, name: str) -> str | None:
+    """The side (see ``ordered_extrapolation``) when column ``name``'s new test values
+    extend its training range along the split and their rows show no harm beyond noise."""
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.test is None:
+        return None
+    train = dataset.train.column(name)
+    side = ordered_extrapolation(train, dataset.test.column(name))
+    if side is None:
+        return None
+    z = _segment_harm(artifact, name, side, train)
+    return side if z is None or z < HARM_Z else None
 
 
 @register_rule
@@ -91,7 +157,10 @@ class UnseenCategories(Rule):
         "A column of numeric codes whose whole range moved by one offset (as many distinct "
         "values, lowest and highest both shifted by it) holds no new category but moved "
         "codes, a shift of the column: at most 0.39 (low), and the check's share of it is "
-        "not counted."
+        "not counted. So is a numeric column whose test values all lie at or beyond one end "
+        "of its training range (a year on a chronological split: the split runs along the "
+        "ordered number and its next values are expected), unless the rows holding the new "
+        "values score worse than the column's other test rows by 2 standard errors or more."
     )
     explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
 
@@ -146,13 +215,20 @@ class UnseenCategories(Rule):
             offset = block_offset(column, dataset.test.column(name))
             if offset is not None:
                 score = min(score, BLOCK_SHIFT_CAP)
-            scored.append((score, name, share, uniqueness, offset))
-        affected = [s for s in scored if s[2] >= 0.03 and s[4] is None]
+            beyond = harmless_extrapolation(artifact, name) if offset is None else None
+            if beyond is not None:
+                score = min(score, EXTRAPOLATION_CAP)
+            scored.append((score, name, share, uniqueness, offset, beyond))
+        affected = [s for s in scored if s[2] >= 0.03 and s[4] is None and s[5] is None]
         if scored:
-            score, name, share, uniqueness, offset = max(scored, key=lambda t: (t[0], t[1]))
+            score, name, share, uniqueness, offset, beyond = max(
+                scored, key=lambda t: (t[0], t[1])
+            )
             score += min(COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS)
             if offset is not None:
                 score = min(score, BLOCK_SHIFT_CAP)
+            if beyond is not None:
+                score = min(score, EXTRAPOLATION_CAP)
             if score > 0:
                 detail = f"{pct(share)} of test rows hold a value of {name!r} never seen in train"
                 if uniqueness >= 0.3:
@@ -163,9 +239,18 @@ class UnseenCategories(Rule):
                         "highest both shifted): the old codes moved, a shift of the column "
                         "rather than new categories: low"
                     )
+                if beyond is not None:
+                    detail += (
+                        f"; every test value lies {beyond} the training range (the split runs "
+                        "along this ordered number, e.g. later years) and its rows score no "
+                        "worse than the column's other test rows beyond noise: extrapolation "
+                        "of an ordered value, not unknown categories: low"
+                    )
                 if len(affected) > 1:
                     detail += f"; {len(affected)} features have >= 3% unseen values"
                 facts = {"block_offset": offset} if offset is not None else {}
+                if beyond is not None:
+                    facts["beyond_range"] = beyond
                 yield self.signal(
                     "dataset",
                     score=score,
@@ -207,7 +292,9 @@ class UnseenCategories(Rule):
                 and block_offset(dataset.train.column(c), dataset.test.column(c)) is not None
             }
             # a column whose codes moved as a block holds no new category (see
-            # ``block_offset``); the check counts its moved values as new ones
+            # ``block_offset``); the check counts its moved values as new ones; nor does an
+            # ordered number extended along the split without harm (``ordered_extrapolation``)
+            moved |= {c for c, _ in shares if harmless_extrapolation(artifact, c) is not None}
             shares = [(c, v) for c, v in shares if c not in moved]
             if shares:
                 name, share = shares[0]
@@ -220,7 +307,7 @@ class UnseenCategories(Rule):
                 )
             elif not moved:
                 # no per-column shares to read: the check's own verdict, unless every
-                # column it named only moved as a block
+                # column it named only moved as a block or extends an ordered range
                 yield self.check_signal(check, score=self.check_score, confidence=0.5)
         check = artifact.check("New Label Train Test")
         if check is not None and check.outcome == "not_passed" and check.value:
