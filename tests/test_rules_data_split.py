@@ -1889,3 +1889,25 @@ def test_uc37_later_years_on_a_chronological_split_are_at_most_low():
     # test years that also reach back into training's range (1997-2000): not a split
     # along the column, the new year keeps its full weight
     assert finding("unseen_categories", _years(48.8, test_min=1997.0))["severity"] == "critical"
+
+
+# --- round 37: ox37 ---
+
+
+def test_ox37_a_split_forward_along_a_year_column_is_chronological():
+    # an undated panel split by year (train 1997-1999, test 1999-2000) is as chronological as
+    # a dated split, so the drift rules read its later period against the ladder
+    # (feature_drift.period_drift_without_harm); a two-valued column pushed past its range
+    # (a 0/1 flag shifted by a planted drift) is a flag, not a time axis
+    from deepfix_agents.rules._ordered import ordered_split_axis
+    from deepfix_agents.rules.feature_drift import chronological
+
+    assert ordered_split_axis(_years(48.8)) == "year"
+    assert chronological(_years(48.8))
+    assert ordered_split_axis(_years(48.8, test_min=1997.0)) is None
+    assert not chronological(_years(48.8, test_min=1997.0))
+    flag = dict(dtype="int64", n_unique=2, unique_fraction=0.002, top_fraction=0.6)
+    shifted = artifact([num("distance"), num("flag", min=0.0, max=1.0, **flag)],
+                       [num("distance", 360), num("flag", 360, min=1.0, max=2.0, **flag)],
+                       n_train=840, n_test=360, task="regression")
+    assert ordered_split_axis(shifted) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ordered import ordered_extrapolation
 from deepfix_agents.rules._runtime import (
     crash_detail,
     crash_score,
@@ -32,24 +33,6 @@ BLOCK_SHIFT_CAP = 0.39
 #: the column's other test rows beyond noise (this many standard errors)
 EXTRAPOLATION_CAP = 0.39
 HARM_Z = 2.0
-
-
-def ordered_extrapolation(train, test) -> str | None:
-    """``'above'`` when every test value of a numeric column is at or above its training
-    maximum (``'below'``: at or below its minimum) while the test values are not all one
-    old value, else None. The split then runs along this column (a chronological split by
-    year): its new values are the next values of an ordered number, which every such split
-    shows by construction, not codes the encoder has never learned."""
-    if train is None or test is None:
-        return None
-    values = (train.min, train.max, test.min, test.max)
-    if any(v is None for v in values) or train.n_unique < 2:
-        return None
-    if test.min >= train.max and test.max > train.max:
-        return "above"
-    if test.max <= train.min and test.min < train.min:
-        return "below"
-    return None
 
 
 def _segment_harm(artifact, name: str, side: str, train) -> float | None:

@@ -1,0 +1,48 @@
+"""Splits that run along an ordered number: a year column whose test values all come after
+its training values is a chronological split, dated or not. Shared by the rules that read
+a later period differently (unseen categories, feature drift, overfitting) without one
+rule importing another."""
+
+from __future__ import annotations
+
+#: an ordered axis needs at least this many distinct training values: a two-valued column
+#: (a 0/1 flag, a planted shift pushing a flag past its range) is a flag, not a time axis
+MIN_AXIS_VALUES = 3
+
+
+def ordered_extrapolation(train, test) -> str | None:
+    """``'above'`` when every test value of a numeric column is at or above its training
+    maximum (``'below'``: at or below its minimum) while the test values are not all one
+    old value, else None. The split then runs along this column (a chronological split by
+    year): its new values are the next values of an ordered number, which every such split
+    shows by construction, not codes the encoder has never learned."""
+    if train is None or test is None:
+        return None
+    values = (train.min, train.max, test.min, test.max)
+    if any(v is None for v in values) or train.n_unique < 2:
+        return None
+    if test.min >= train.max and test.max > train.max:
+        return "above"
+    if test.max <= train.min and test.min < train.min:
+        return "below"
+    return None
+
+
+def ordered_split_axis(artifact) -> str | None:
+    """The first numeric column (in artifact order) along which the split runs forward in
+    time: every test value at or above the training maximum, some above it, and at least
+    :data:`MIN_AXIS_VALUES` distinct training values. None when there is none.
+
+    A panel or a pooled series split by year (routes 1997-1999 trained, 1999-2000 tested)
+    carries no ``datetime_col`` but is as chronological as a dated split: its test period
+    differs from the training period by construction, which is the honest split, not a
+    bug."""
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.test is None:
+        return None
+    for train in dataset.train.columns:
+        if train.n_unique < MIN_AXIS_VALUES:
+            continue
+        if ordered_extrapolation(train, dataset.test.column(train.name)) == "above":
+            return train.name
+    return None
