@@ -1859,7 +1859,7 @@ def _years(test_error: float, *, test_min: float = 1999.0):
     error ``test_error`` (per-row spread 32) vs 43.9 (spread 23) on the 60 rows of 1999."""
     from mlflow_deepfix.schemas import PerformanceSummary, SegmentScore
 
-    year = dict(dtype="int64", n_unique=3, unique_fraction=0.004, top_fraction=0.36)
+    year = {"dtype": "int64", "n_unique": 3, "unique_fraction": 0.004, "top_fraction": 0.36}
     train = [num("distance"), cat("year", min=1997.0, max=1999.0, mean=1998.0, **year)]
     test = [num("distance", 360),
             cat("year", min=test_min, max=2000.0, mean=1999.8, **{**year, "n_unique": 2})]
@@ -1906,7 +1906,7 @@ def test_ox37_a_split_forward_along_a_year_column_is_chronological():
     assert chronological(_years(48.8))
     assert ordered_split_axis(_years(48.8, test_min=1997.0)) is None
     assert not chronological(_years(48.8, test_min=1997.0))
-    flag = dict(dtype="int64", n_unique=2, unique_fraction=0.002, top_fraction=0.6)
+    flag = {"dtype": "int64", "n_unique": 2, "unique_fraction": 0.002, "top_fraction": 0.6}
     shifted = artifact([num("distance"), num("flag", min=0.0, max=1.0, **flag)],
                        [num("distance", 360), num("flag", 360, min=1.0, max=2.0, **flag)],
                        n_train=840, n_test=360, task="regression")
