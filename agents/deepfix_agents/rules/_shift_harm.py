@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+from deepfix_agents.rules._noise import sampling_noise
+
 #: the ladder keeps its score on the test rows when its best rung there is not below its
 #: best cross-validated score by more than this many noise units of the test score (as
 #: ``feature_drift.PERIOD_NOISE_UNITS``)
@@ -40,7 +42,7 @@ def ladder_beats_shifted(artifact) -> bool:
     noise = measured.noise if measured is not None and measured.noise is not None else 0.0
     if not math.isfinite(noise) or noise < 0:
         noise = 0.0
-    noise = max(noise, 0.5 / max(artifact.dataset.test.n_rows, 1) ** 0.5)
+    noise = max(noise, sampling_noise(artifact.dataset.test.n_rows))
     best = max(rungs, key=lambda b: (b.test_score, b.name))
     cv = max(b.cv_score for b in rungs)
     return (

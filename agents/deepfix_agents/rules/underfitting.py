@@ -6,6 +6,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, entropy, interp
+from deepfix_agents.rules._noise import sampling_noise
 
 #: model's margin over the dummy baseline, relative to the best baseline's margin -> score
 SHORTFALL_SCORE = ((0.35, 0.0), (0.5, 0.3), (0.7, 0.5), (0.9, 0.7), (1.0, 0.85))
@@ -354,7 +355,7 @@ def shrunk_probabilities(artifact) -> bool:
     if train_score is None or test_score is None:
         return False
     measured = artifact.intervention("chance_level")
-    noise = max((measured.noise or 0.0) if measured is not None else 0.0, 0.5 / n**0.5)
+    noise = max((measured.noise or 0.0) if measured is not None else 0.0, sampling_noise(n))
     return train_score - test_score <= CHANCE_NOISE_UNITS * noise
 
 
@@ -400,9 +401,9 @@ def underconfident_lag(artifact, lag: float, noise: float) -> bool:
     gap, gap_noise = performance.confidence_gap, performance.confidence_gap_noise
     if artifact.task == "regression" or gap is None or not gap_noise or gap_noise <= 0:
         return False
-    # the noise floored at a score's sampling noise on these rows (0.5/sqrt(n)), as
+    # the noise floored at a score's sampling noise on these rows, as
     # :func:`supported_score` floors it: a near-constant model's measurement has none
-    noise = max(noise, 0.5 / max(artifact.dataset.test.n_rows, 1) ** 0.5)
+    noise = max(noise, sampling_noise(artifact.dataset.test.n_rows))
     if lag <= SURE_LAG_UNITS * noise:
         return False
     return gap < -CHANCE_NOISE_UNITS * gap_noise
@@ -431,7 +432,7 @@ def supported_score(b, noise: float, n_test: int) -> float:
     (0.5/sqrt(n_test)): a constant model's measurement has none, the rung's score does."""
     if b.cv_score is None:
         return b.test_score
-    noise = max(noise, 0.5 / max(n_test, 1) ** 0.5)
+    noise = max(noise, sampling_noise(n_test))
     return min(b.test_score, b.cv_score + CHANCE_NOISE_UNITS * noise)
 
 
