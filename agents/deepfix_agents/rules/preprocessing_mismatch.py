@@ -23,7 +23,12 @@ import math
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.poor_calibration import ECE_SCORE
-from deepfix_agents.rules.underfitting import baseline, best_baseline
+from deepfix_agents.rules.underfitting import (
+    CHANCE_NOISE_UNITS,
+    baseline,
+    best_baseline,
+    cross_validated_ladder,
+)
 
 #: log10 of (largest / smallest feature std) -> score of the bare risk
 LATENT_SCORE = ((1.0, 0.1), (2.0, 0.2), (4.0, 0.3))
@@ -211,7 +216,6 @@ def shortfall_is_the_shift(artifact) -> bool:
     outputs and miscalibration keep their reading (they are read on test alone for
     other reasons)."""
     from deepfix_agents.rules.prediction_drift import large_feature_shifts
-    from deepfix_agents.rules.underfitting import cross_validated_ladder
 
     rungs = cross_validated_ladder(artifact)
     train = artifact.performance.train_score
@@ -243,8 +247,6 @@ def worse_than_dummy_on_own_rows(artifact) -> float | None:
     measured where nothing else accounts for it, so it counts with its full weight,
     whatever the features' scales look like. Classification metrics (F1, accuracy)
     carry no such in-sample guarantee against the dummy, so they are not read here."""
-    from deepfix_agents.rules.underfitting import CHANCE_NOISE_UNITS
-
     train_score = artifact.performance.train_score
     dummy = baseline(artifact, "dummy")
     if artifact.performance.metric != "r2" or train_score is None or dummy is None:
