@@ -105,16 +105,6 @@ EMPTY = 0.999
 #: "reported at most low" (detached and relaxed spikes, gaps measured harmless): the
 #: highest score still in the low band (medium starts at 0.4)
 LOW_CAP = 0.35
-# Structural gaps. Gaps whose test rows are exactly the rows holding a spike value of another column
-# (``missing_rows`` of the column and ``sentinel_rows`` of the other compare the same rows:
-# same count, same error on both sides) are structural: the value does not exist for
-# those rows (no age at first birth for a woman with no child, where ``children_born``
-# is 0), and another input the model reads already says which rows they are. Nothing
-# was lost that an imputation could give back, and the gapped rows' own error measures a
-# different kind of row (childless women), not a value the model misses: without a refit
-# bounding the gaps, reported at most low (LOW_CAP), confidence 0.6, no importance bonus.
-# Lost cells (at random, above the median) fall on rows no other column singles out.
-
 #: the testing step compares at most this many (sampled) test rows
 #: (``mlflow_deepfix.testing.interventions.MAX_TEST_ROWS``)
 MAX_TEST_ROWS = 4000
@@ -168,9 +158,15 @@ def sparse_share(artifact, stats):
 
 def structural_marker(artifact, column):
     """The ``sentinel_rows`` comparison of another column whose rows are exactly the test
-    rows with a gap in ``column`` (same count, same error on both sides), else None: the
-    gaps mark rows another input already singles out (the note on structural
-    gaps above :data:`MAX_TEST_ROWS`)."""
+    rows with a gap in ``column`` (same count, same error on both sides), else None.
+
+    Such gaps are structural: the value does not exist for those rows (no age at first
+    birth for a woman with no child, where ``children_born`` is 0), and another input the
+    model reads already says which rows they are. Nothing was lost that an imputation
+    could give back, and the gapped rows' own error measures a different kind of row
+    (childless women), not a value the model misses: without a refit bounding the gaps,
+    reported at most low (:data:`LOW_CAP`), confidence 0.6, no importance bonus. Lost
+    cells (at random, above the median) fall on rows no other column singles out."""
     gaps = artifact.intervention("missing_rows", column)
     if gaps is None or gaps.score_before is None or gaps.score_after is None or not gaps.n_rows:
         return None
@@ -390,10 +386,10 @@ class MissingValues(Rule):
         # gaps on exactly the rows a spike of another column marks: the value does not exist
         marker = structural_marker(artifact, worst.name) if bound is None else None
         if importances.get(worst.name, 0.0) > average and not (
-            negligible or rows_harmless or train_only or baseline_gap or marker
+            negligible or rows_harmless or train_only or baseline_gap or marker is not None
         ):
             score += 0.1
-        if rows_harmless or train_only or baseline_gap or marker:
+        if rows_harmless or train_only or baseline_gap or marker is not None:
             score = min(score, LOW_CAP)
         detail = ""
         if negligible:
