@@ -227,3 +227,32 @@ def test_ot35b_refit_gain_on_a_natural_tail_whose_rows_are_fine_is_no_harm():
     assert _finding(0.32, worse).severity in ("medium", "high", "critical")
     assert _finding(0.32, (chance(0.70, 0.5), _imputed(0.70, 0.725))).severity in (
         "medium", "high", "critical")
+
+
+# --- round 38: cl38 ---
+
+
+def _few_test_rows(gap, share):
+    """The heavy-tailed column again, with ``share`` of the 300 test rows beyond the
+    fences (under 10 rows at 2%: too few for the testing step to compare them)."""
+    data = _artifact(gap)
+    test = data.dataset.test
+    columns = [c.model_copy(update={"outlier_fraction": share}) if c.name == "towns" else c
+               for c in test.columns]
+    dataset = data.dataset.model_copy(update={"test": test.model_copy(update={"columns": columns})})
+    return data.model_copy(update={"dataset": dataset})
+
+
+def test_cl38_refit_gain_on_a_natural_tail_too_rare_on_test_to_compare_is_no_harm():
+    # a continuous tail held by 6 of 300 test rows: no comparison of those rows could be
+    # made, and the refit's gain (2.5 noise units) from imputing genuine values shows no
+    # error in them: low, with the reason in words
+    gain = (chance(0.70, 0.5), _imputed(0.70, 0.725))
+    natural = next(f for f in findings_of(with_interventions(_few_test_rows(0.32, 0.02), *gain))
+                   if f.category == "outliers")
+    assert natural.severity == "low"
+    assert any("too few on test" in e.detail for e in natural.evidence)
+    # a separate cluster (a unit error) on as few rows keeps its sized gain
+    separated = next(f for f in findings_of(with_interventions(_few_test_rows(2.3, 0.02), *gain))
+                     if f.category == "outliers")
+    assert separated.severity in ("medium", "high", "critical")

@@ -2056,6 +2056,42 @@ def test_predictions_that_move_without_costing_score_are_low_fragility():
     assert assess("fragile_predictions", _fragile(0.005, 0.017))[0] == "medium"
 
 
+def _fragile_panel(unique_fraction, own_drop_other=0.001):
+    """A tree regression on a route panel: 'a' (a route's distance, float) flips 26% of
+    predictions under a 5% nudge and with every input nudged R2 drops by 0.14 (noise
+    0.027, so beyond it); 'b' flips 5% and costs ``own_drop_other`` alone. The training
+    split holds ``unique_fraction`` distinct values of 'a' per row."""
+    from mlflow_deepfix.schemas import FeatureFragility, RobustnessSummary
+
+    train_cols = [col("a", n_unique=int(840 * unique_fraction), unique_fraction=unique_fraction),
+                  *(col(f) for f in FEATURES[1:])]
+    data = artifact(task="regression", n_train=840, n_test=360, train_cols=train_cols,
+                    performance=modified(HEALTHY_PERF, metric="r2", test_score=0.7))
+    nudge = "noise of 5% of its spread"
+    robustness = RobustnessSummary(
+        n_rows=360, metric="r2", flip_rate=0.31, score_drop=0.14,
+        features=[FeatureFragility(feature="a", kind="numeric", perturbation=nudge,
+                                   flip_rate=0.26, score_drop=0.15),
+                  FeatureFragility(feature="b", kind="numeric", perturbation=nudge,
+                                   flip_rate=0.05, score_drop=own_drop_other)],
+    )
+    return _with_chance_noise(data.model_copy(update={"robustness": robustness}), 0.027)
+
+
+def test_flips_between_recurring_values_of_an_entity_attribute_are_low_fragility():
+    """Each training value of 'a' held by about three rows (a route's distance, the same
+    every year of the panel): noise between them makes routes that do not exist, so its
+    flips and the score lost with it count at most low. A continuous reading (every
+    value distinct) with the same flips stays medium or above, and so does a score lost
+    through the other inputs."""
+    severity, _, signals = assess("fragile_predictions", _fragile_panel(0.33))
+    assert severity == "low"
+    assert "recurring values" in signals[0].evidence.detail
+    assert assess("fragile_predictions", _fragile_panel(1.0))[0] not in ("low", "info", None)
+    assert assess("fragile_predictions", _fragile_panel(0.33, own_drop_other=0.12))[0] not in (
+        "low", "info", None)
+
+
 # --------------------------------------------------------------------------- label_drift (regression)
 
 

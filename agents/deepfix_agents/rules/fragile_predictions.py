@@ -24,6 +24,32 @@ SHOWN = 3
 #: cap of the flip-rate score when nudging every input costs no more score than the
 #: test score's own noise: predictions move, but not away from the truth (low)
 UNHARMED_FLIP_CAP = 0.35
+#: a numeric input whose training values recur, each held by this many rows or more on
+#: average (unique fraction at most 1/RECURRING_ROWS), takes a fixed set of values: the
+#: attribute of an entity that recurs in the data (a route's distance in every year of
+#: a route panel), see :func:`recurring_values`
+RECURRING_ROWS = 2.0
+
+
+def recurring_values(artifact, item) -> bool:
+    """Whether ``item`` (one perturbed input) is a non-integer numeric column whose
+    training values recur (held by ``RECURRING_ROWS`` rows or more on average), given
+    noise between them. Such a column holds the fixed attribute of an entity that
+    appears in several rows (a route's distance, the same for each year of a route
+    panel; a plan's rate for each year of its members): real rows only ever take those
+    values, so a value between them is no wobble of a reading but a case that never
+    occurs, and a tree that answers it with a neighbouring entity's prediction (it
+    recognised the entity by its exact value) shows no fragility a user meets. The
+    testing step applies the same reasoning to a discrete scale of at most 20 levels,
+    which it never gives values between its levels; a continuous reading (a
+    temperature, a share) rarely repeats exactly and keeps its noise."""
+    train = artifact.dataset.train
+    stats = train.column(item.feature) if train is not None else None
+    if item.kind != "numeric" or stats is None or not stats.n_unique or stats.unique_fraction <= 0:
+        return False
+    if not stats.dtype.startswith("float") or "snapped" in (item.perturbation or ""):
+        return False
+    return stats.unique_fraction * RECURRING_ROWS <= 1.0
 
 
 def drop_within_noise(artifact, summary) -> float | None:
@@ -34,6 +60,34 @@ def drop_within_noise(artifact, summary) -> float | None:
     if summary.score_drop is None or not noise or noise <= 0:
         return None
     return noise if summary.score_drop <= noise else None
+
+
+def recurring_fragility(artifact, summary) -> dict | None:
+    """The probe read without the fragility of inputs with recurring values
+    (:func:`recurring_values`) when one of them flips predictions beyond the normal
+    rate: {"names", "worst" (the input that then sets the flip score), "flip_score"
+    (theirs capped at ``UNHARMED_FLIP_CAP``), "drop" and "drop_score"}. The score lost
+    with every input nudged at once includes theirs, so it is read from the other
+    inputs' own drops (the largest, at most the combined drop). None
+    when no such input is fragile."""
+    names = [
+        f.feature for f in summary.features
+        if recurring_values(artifact, f) and interp(f.flip_rate, FLIP_SCORE) > 0
+    ]
+    if not names:
+        return None
+
+    def flip_score(item) -> float:
+        score = interp(item.flip_rate, FLIP_SCORE)
+        return min(score, UNHARMED_FLIP_CAP) if item.feature in names else score
+
+    worst = max(summary.features, key=flip_score)
+    drop = max((f.score_drop or 0.0 for f in summary.features if f.feature not in names),
+               default=0.0)
+    # never more than the combined measurement, which already includes them
+    drop = min(drop, summary.score_drop or 0.0)
+    return {"names": names, "worst": worst, "flip_score": flip_score(worst),
+            "drop": drop, "drop_score": interp(drop, DROP_SCORE)}
 
 
 @register_rule
@@ -96,7 +150,12 @@ class FragilePredictions(Rule):
         "prediction as flipped when it moves by more than 0.2 x std(target). When the score "
         "lost with every input nudged is within the test score's noise (the chance-level "
         "measurement's standard error), the flip rate counts at most 0.35 (low): the "
-        "predictions move, but not away from the truth."
+        "predictions move, but not away from the truth. A non-integer numeric input whose "
+        "training values recur (each held by 2 or more rows on average: the fixed attribute "
+        "of an entity that recurs, a route's distance in a route panel) only ever takes "
+        "those values, so noise between them makes cases that never occur: its flips count "
+        "at most 0.35 (low), and the score lost is read from the other inputs' own drops "
+        "(the largest, at most the combined drop)."
     )
     explains = ()
     #: when the fragility sits in a few named inputs (see :meth:`subjects`), the model
@@ -119,6 +178,9 @@ class FragilePredictions(Rule):
         worst = summary.features[0]
         flip_score = interp(worst.flip_rate, FLIP_SCORE)
         drop_score = interp(summary.score_drop or 0.0, DROP_SCORE)
+        recurring = recurring_fragility(artifact, summary)
+        if recurring is not None:
+            worst, flip_score, drop_score = recurring["worst"], recurring["flip_score"], recurring["drop_score"]
         noise = drop_within_noise(artifact, summary)
         if noise is not None:
             flip_score = min(flip_score, UNHARMED_FLIP_CAP)
@@ -142,6 +204,16 @@ class FragilePredictions(Rule):
                     if noise is not None and flip_score == UNHARMED_FLIP_CAP
                     else ""
                 )
+                + (
+                    f"; {', '.join(map(repr, recurring['names']))} take recurring values "
+                    "(each training value held by 2 or more rows: the fixed attribute of an "
+                    "entity that recurs, such as a route's distance in a panel), so noise "
+                    "between them makes cases that never occur, not a wobble: their flips "
+                    f"count at most low, and the score lost is read from the other inputs "
+                    f"alone ({recurring['drop']:.3f})"
+                    if recurring is not None
+                    else ""
+                )
             ),
             value=worst.flip_rate,
             fragile=[f.feature for f in fragile],
@@ -155,7 +227,7 @@ class FragilePredictions(Rule):
                 "model",
                 score=(
                     interp(item.flip_rate, FLIP_SCORE)
-                    if noise is None
+                    if noise is None and (recurring is None or item.feature not in recurring["names"])
                     else min(interp(item.flip_rate, FLIP_SCORE), UNHARMED_FLIP_CAP)
                 ),
                 confidence=0.6,

@@ -178,8 +178,8 @@ def measured_harm(artifact):
     chance = artifact.intervention("chance_level")
     sized = sized_gain(clip, chance)
     if natural_tail_gain(artifact, clip, rows):
-        # a gain on a natural tail whose rows are predicted as well as the rest: no harm
-        # of the values (see natural_tail_gain)
+        # a gain on a natural tail whose rows are predicted as well as the rest (or too
+        # few to compare): no harm of the values (see natural_tail_gain)
         sized = False
     elif sized:
         gain_share, harmful = clip.change / (clip.score_after - _chance_floor(chance)), True
@@ -239,8 +239,10 @@ def natural_tail_gain(artifact, clip, rows) -> bool:
     """Whether a sized impute-and-refit gain was measured on a natural tail, where it is
     no evidence of erroneous values: every column the refit imputed continues the bulk on
     the log scale (:func:`continuous_tail`: no separate cluster as a unit error or a code
-    leaves) *and* the test rows holding the values were measured and are predicted as well
-    as the rest (within :data:`NOISE_UNITS` noise units).
+    leaves) *and* the test rows holding the values are not predicted worse than the rest
+    (within :data:`NOISE_UNITS` noise units), or are too few to compare (under the 10 the
+    testing step needs: nothing then shows the model failing where the values are, and
+    the gain alone, on genuine values, is the model's handling of a long tail).
 
     Replacing genuine values by the median throws their information away; when the
     refit still gains a few noise units, the gain comes from how this model copes with
@@ -249,9 +251,34 @@ def natural_tail_gain(artifact, clip, rows) -> bool:
     them are not where the model fails. Values typed in another unit or a code stand
     apart from the bulk (a gap of a power of 10), so they are never judged here and keep
     their sized gain."""
-    if clip is None or rows is None or not beyond_noise(clip) or beyond_noise(rows):
+    if clip is None or not beyond_noise(clip):
+        return False
+    if rows is None and not too_few_to_compare(artifact, clip.target):
+        return False
+    if rows is not None and beyond_noise(rows):
         return False
     return _named_tails_continuous(artifact, clip.target)
+
+
+#: the testing step compares the test rows holding extreme values with the rest only
+#: when at least this many hold them (``testing.interventions.MIN_AFFECTED_ROWS``)
+MIN_AFFECTED_ROWS = 10
+
+
+def too_few_to_compare(artifact, target: str) -> bool:
+    """Whether the test split holds fewer than :data:`MIN_AFFECTED_ROWS` rows with
+    extreme values in the columns ``target`` names (comma-separated; their flagged
+    shares summed, an upper bound of the rows), so no comparison of those rows could be
+    made: the reason an impute-and-refit comes without one. False without test
+    statistics for them."""
+    test = artifact.dataset.test
+    if test is None or not test.n_rows:
+        return False
+    stats = [test.column(name) for name in target.split(",")]
+    if any(c is None for c in stats):
+        return False
+    flagged = sum((c.outlier_fraction or 0.0) for c in stats) * test.n_rows
+    return flagged < MIN_AFFECTED_ROWS
 
 
 def harmless_by_both(artifact) -> bool:
@@ -348,7 +375,8 @@ class Outliers(Rule):
         "rows regardless of their label); rows of a continuous natural tail are other "
         "cases whose labels differ too, so there only the refit can show harm. Conversely "
         "a refit gain on such a continuous tail whose test rows are predicted as well as the "
-        "rest is no harm of the values either (imputing genuine values throws their "
+        "rest (or are too few, under 10, to compare) is no harm of the values either "
+        "(imputing genuine values throws their "
         "information away; the rows that hold them are not where the model fails): both "
         "measurements then count as harmless. When both "
         "measurements were taken (at "
@@ -520,8 +548,10 @@ class Outliers(Rule):
         if natural:
             parts.append(
                 "the values continue the bulk on the log scale (a natural tail) and the rows "
-                "holding them are predicted as well as the rest, so the refit's gain shows "
-                "no error in the values"
+                + ("holding them are predicted as well as the rest" if rows is not None
+                   else "holding them are too few on test (under 10) to show the model "
+                   "failing there")
+                + ", so the refit's gain shows no error in the values"
             )
         score = interp(gain_share, CLIP_GAIN_SCORE) if harmful else 0.0
         verdict = (
