@@ -3959,3 +3959,67 @@ def test_nb37_memoriser_lag_within_noise_of_rungs_the_test_rows_part_is_no_harm(
     # opposite moves within the noise bar (+0.12 and -0.02 part by 1.3 standard errors
     # of 0.112) re-rank nothing either
     assert not ladder_splits_on_test(_nb37_memoriser_beside_parting_rungs(0.59), 0.112)
+
+
+# --- round 38: ws38 ---
+
+
+def _ws38_memoriser_with_site(site_wrong, linear_test=0.69):
+    """A memorising binary model (f1 0.977 on its training rows) on 360 test rows (the
+    contraception_use shape): 'religion' has three levels; 'other' (99 rows) gets
+    ``site_wrong`` wrong answers, the other 261 rows 73 (28 %). The linear rung of the
+    ladder reaches ``linear_test`` on test."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test, errors = 360, site_wrong + 73
+    overall = errors / n_test
+
+    def segment(value, n, wrong):
+        return SegmentScore(feature="religion", value=value, share=n / n_test, n_rows=n,
+                            error=wrong / n, overall_error=overall, baseline_error=0.45,
+                            overall_baseline_error=0.45)
+
+    segments = [segment("other", 99, site_wrong), segment("catholic", 130, 37),
+                segment("protestant", 131, 36)]
+    perf = modified(HEALTHY_PERF, segments=segments, train_score=0.977,
+                    test_score=1 - overall - 0.01)
+    cols = [col(f) for f in FEATURES] + [col("religion", kind="categorical", n_unique=3)]
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.36, test_score=0.35),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.66, test_score=linear_test),
+        BaselineResult(name="tree", metric="f1_macro", cv_score=0.61, test_score=0.67),
+    ]
+    return artifact(n_train=840, n_test=n_test, performance=perf, baselines=baselines,
+                    features=[*FEATURES, "religion"], test_cols=cols, train_cols=cols)
+
+
+def test_ws38_a_category_holding_a_memorisers_whole_lag_explains_the_overfitting():
+    """51 of the 99 'other' rows wrong against 28 % elsewhere (exact test far beyond the
+    scan's bar): 23 wrong answers beyond the other rows' rate, 0.065 of the test rows,
+    more than the 0.045 the memoriser gives away to the linear rung. Answered at the
+    other rows' rate, it would not trail the ladder: the lag is the memorised labels of
+    that one group, so the weak segment is the cause and takes the overfitting finding
+    in (the overfitting rule no longer folds the segment into itself). Where the lag is
+    larger than the category's excess (linear at 0.80: 0.155 given away), the model
+    loses beyond the segment and the overfitting rule keeps explaining it."""
+    from deepfix_agents.rules.weak_segment import segment_beyond_lag
+
+    held = _ws38_memoriser_with_site(51)
+    seg = segment_beyond_lag(held)
+    assert seg is not None and seg.value == "other"
+    assert assess("overfitting", held)[0] in ("medium", "high")
+    assert "overfitting" in RULES.get("weak_segment")().explains_for(held)
+    assert "weak_segment" not in RULES.get("overfitting")().explains_for(held)
+    categories = [f.category for f in _diagnose(held)]
+    assert "weak_segment" in categories and "overfitting" not in categories
+
+    beyond = _ws38_memoriser_with_site(51, linear_test=0.80)
+    assert segment_beyond_lag(beyond) is None
+    assert "overfitting" not in RULES.get("weak_segment")().explains_for(beyond)
+    assert "weak_segment" in RULES.get("overfitting")().explains_for(beyond)
+    # a model that does not reproduce its training rows: nothing changes
+    learner = held.model_copy(update={"performance": modified(held.performance,
+                                                              train_score=0.80)})
+    assert segment_beyond_lag(learner) is None
+    # no category beyond the scan's bar (30 of 99 wrong): nothing to hold the lag
+    assert segment_beyond_lag(_ws38_memoriser_with_site(30)) is None

@@ -433,7 +433,21 @@ class Overfitting(Rule):
         stays the cause (it explains the train/test gap). A memorising model whose
         outputs collapse on the test rows only (they vary on its training rows:
         :func:`~deepfix_agents.rules.degenerate_predictions.collapsed_on_training_rows`)
-        also explains that collapse: new rows fall to a default answer."""
+        also explains that collapse: new rows fall to a default answer.
+
+        A weak segment stays out of it where that category's excess errors account for
+        the whole lag behind the ladder (:func:`~deepfix_agents.rules.weak_segment.
+        segment_beyond_lag`): the memorised labels are that segment's, the segment is
+        the cause and explains this finding instead."""
+        from deepfix_agents.rules.weak_segment import segment_beyond_lag
+
+        explained = self._explains_for(artifact)
+        if segment_beyond_lag(artifact) is not None:
+            return tuple(c for c in explained if c != "weak_segment")
+        return explained
+
+    def _explains_for(self, artifact):
+        """:meth:`explains_for` before the weak-segment exception."""
         from deepfix_agents.rules.underfitting import (
             OVERFIT_GAP,
             at_chance,

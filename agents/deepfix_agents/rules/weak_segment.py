@@ -9,7 +9,10 @@ model fails is not. The evidence is Deepchecks' Weak Segments Performance.
 A category that fails beyond the excess confident errors of an overconfident slice
 that is the whole category (:func:`segment_beyond_slice`) explains that slice: its wrong
 answers come at every confidence, and the slice's confident ones are part of them.
-Otherwise the slice explains the segment (``overconfident_slice``).
+Otherwise the slice explains the segment (``overconfident_slice``). Likewise a
+memorising model's lag behind the baseline ladder that one category's excess errors
+account for (:func:`segment_beyond_lag`) is that segment's unreliable labels memorised:
+the segment explains the overfitting finding, not the reverse.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from statistics import NormalDist
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules.feature_drift import effective_rows
 from deepfix_agents.scoring import severity_for
 
@@ -350,6 +354,56 @@ def segment_beyond_slice(artifact):
     return None
 
 
+def segment_beyond_lag(artifact):
+    """The category whose excess wrong answers account for the model's whole lag behind
+    the baseline ladder, or None: the most significant category scored on test (the
+    exact test at the scan's bar, :func:`tested_segments`) whose wrong answers beyond
+    the other rows' rate, as a share of the test rows, are at least what the model
+    gives away to the best simple model of the ladder on test (``lag``, in the model's
+    metric), for a model that reproduces its training rows
+    (:func:`~deepfix_agents.rules._memorisation.memorises`). Classification only (the
+    excess is an error rate; a regression segment's absolute error is not in R2's
+    units); None without a ladder rung scored in the model's metric.
+
+    A flexible model that memorises its training rows lags the ladder either because
+    it fits noise everywhere (the overfitting rule's finding) or because one group's
+    labels are unreliable and it memorised those: then its wrong answers beyond the
+    ladder's sit in that group, and with them answered at the other rows' rate it would
+    not trail the ladder at all. The lag is the segment's failure seen from the model's
+    side (overfitting its symptom), not a second cause. A memoriser of uniform label
+    noise spreads its extra errors over every category: none holds its whole lag beyond
+    the scan's bar (no planted overfitting case of DEV has a significant category)."""
+    performance, test = artifact.performance, artifact.dataset.test
+    if (
+        artifact.task == "regression"
+        or test is None
+        or performance.test_score is None
+        or performance.train_score is None
+        or not memorises(performance.train_score)
+        or not performance.segments
+    ):
+        return None
+    rungs = [
+        b.test_score
+        for b in artifact.baselines
+        if b.test_score is not None
+        and not b.name.startswith("dummy")
+        and b.metric == performance.metric
+    ]
+    if not rungs:
+        return None
+    lag = max(rungs) - performance.test_score
+    min_z, tested = tested_segments(artifact)
+    significant = [(seg, z) for seg, z, _ in tested if z >= min_z]
+    if not significant:
+        return None
+    seg = max(significant, key=lambda item: (item[1], item[0].feature, item[0].value))[0]
+    n_test = test.n_rows
+    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(n_test - seg.n_rows, 1)
+    excess = (seg.error - rest) * seg.n_rows / max(n_test, 1)
+    return seg if excess >= lag else None
+
+
 def significant_segments(artifact) -> list:
     """The categories scored on test that the model serves worse beyond noise, by the
     weak-segment rule's own tests (:func:`tested_segments`) at the scan's bar."""
@@ -417,13 +471,20 @@ class WeakSegment(Rule):
         "different, milder group) does not add to it."
     )
     checks = ("Weak Segments Performance",)
-    explains = ("overconfident_slice",)
+    explains = ("overconfident_slice", "overfitting")
 
     def explains_for(self, artifact):
         """An overconfident slice inside a category the model fails beyond the slice's
         excess confident errors (:func:`segment_beyond_slice`): its confident errors are
-        part of the segment's failure, one cause."""
-        return ("overconfident_slice",) if segment_beyond_slice(artifact) is not None else ()
+        part of the segment's failure, one cause. A memorising model's lag behind the
+        ladder that the category's excess errors account for
+        (:func:`segment_beyond_lag`): the labels it memorised there cost the lag."""
+        explained = ()
+        if segment_beyond_slice(artifact) is not None:
+            explained += ("overconfident_slice",)
+        if segment_beyond_lag(artifact) is not None:
+            explained += ("overfitting",)
+        return explained
 
     def names(self, signals, artifact):
         """The feature of the category that explains an overconfident slice, so the
