@@ -917,6 +917,36 @@ def test_overfitting_deepchecks_is_capped_by_our_own_score():
     assert severity == "medium" and "60%" in title
 
 
+def _forest_beside(linear_test, *, checks):
+    """A memorising forest (train 1.0, test 0.90 on 400 rows) beside a linear baseline
+    scoring ``linear_test`` on test (and as much in cross-validation)."""
+    perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.5, test_score=0.5),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=linear_test,
+                       test_score=linear_test),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_test=400, checks=checks)
+    return _with_chance_noise(data, 0.025)
+
+
+def test_train_test_performance_adds_no_confidence_to_a_gap_found_harmless():
+    """Deepchecks' Train Test Performance re-measures the gap our own signal sized. A
+    forest ahead of its baseline (a gap with nothing measured beyond its benign share)
+    keeps its own signal's confidence with the check failed; a forest that lags the
+    baseline beyond noise (measured harm) takes the check as corroboration."""
+    degradation = [check("Train Test Performance", value=0.1)]
+    rule = RULES.get("overfitting")()
+    harmless = assess("overfitting", _forest_beside(0.85, checks=degradation))[2]
+    own = next(s for s in harmless if s.source == "model")
+    assert own.facts["harmless"] is True
+    assert len(harmless) == 2 and rule.confidence(harmless) == own.confidence
+    harmful = assess("overfitting", _forest_beside(0.99, checks=degradation))[2]
+    own = next(s for s in harmful if s.source == "model")
+    assert own.facts["harmless"] is False
+    assert len(harmful) == 2 and rule.confidence(harmful) > own.confidence
+
+
 # --------------------------------------------------------------------------- poor_calibration
 
 

@@ -315,6 +315,11 @@ def _own(artifact) -> dict | None:
         "shift": shift,
         "metric": performance.metric or "score",
         "score": max(gap_part, lag_harm, noise_harm),
+        # nothing measured beyond the benign share of the gap: no lag behind the ladder
+        # beyond noise (nor a share of skill given away), no label noise reproduced
+        "harmless": best is not None and (
+            max(gap_part, lag_harm, noise_harm) <= score * LAG_FACTOR[0][1] + 1e-9
+        ),
         "harm_bound": harm_bound,
         "lag": lag,
         "lag_noise": noise,
@@ -394,7 +399,9 @@ class Overfitting(Rule):
         "training rows (training score >= 0.97) and lags the best baseline beyond those 2 "
         "standard errors scores at least its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, "
         "0.35 -> 0.8 (the gap's worst-case margin shrinks it on small test splits; the lag is "
-        "the measured harm). Confidence "
+        "the measured harm). Where nothing beyond the gap's benign share is measured, "
+        "Deepchecks' Train Test Performance (the same gap re-measured) adds no "
+        "confidence. Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
         "errors. Regression: a model that fits its training rows far better than test "
         "(training score >= 0.97, or a gap beyond 0.15) and is within noise of chance on "
@@ -480,6 +487,18 @@ class Overfitting(Rule):
         if measured is not None and signal_is_learnable(artifact, measured) is not True:
             return explains
         return (*explains, "underfitting")
+
+    def confidence(self, signals):
+        """Deepchecks' Train Test Performance re-measures the gap our own signal sized;
+        where that measurement found the gap harmless (nothing beyond the benign share:
+        no lag behind the baselines beyond noise, no label noise reproduced), the check
+        is a second view of the same observation, not independent evidence that the gap
+        is a problem, and is left out of the confidence (as the base rule leaves out a
+        measurement that found no harm). Boosting Overfit, a decline of the test score
+        over iterations, is a measurement of its own and stays."""
+        if any(s.source == "model" and s.facts.get("harmless") for s in signals):
+            signals = [s for s in signals if s.evidence.check != "Train Test Performance"]
+        return super().confidence(signals)
 
     def detect_model(self, artifact):
         own = _own(artifact)
