@@ -207,6 +207,12 @@ def _z_exact_counts(hits: int, n_seg: int, errors: int, n_test: int) -> float:
     return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
 
 
+def rest_error(seg, n_test: int) -> float:
+    """The mean error of the test rows outside ``seg``, derived from the overall error
+    and the segment's (the artifact records only those two)."""
+    return (seg.overall_error * n_test - seg.error * seg.n_rows) / max(n_test - seg.n_rows, 1)
+
+
 def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None) -> float:
     """Two-sample z-statistic of a regression segment's mean absolute error against the
     other rows', with ``spread`` the standard deviation of the absolute errors over all
@@ -222,8 +228,7 @@ def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None)
     spread, estimated from a small sibling (the 18 lunch bills of a 74-row split), is no
     firmer ground for calling a difference significant than the pooled one."""
     n_rest = max(n_test - seg.n_rows, 1)
-    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / n_rest
-    rest = max(rest, expected or 0.0)
+    rest = max(rest_error(seg, n_test), expected or 0.0)
     n_seg = max(seg.n_rows, 1)
     se = spread * math.sqrt(1.0 / n_seg + 1.0 / n_rest)
     if seg.error_std is not None and seg.n_rows >= 2:
@@ -399,8 +404,7 @@ def segment_beyond_lag(artifact):
         return None
     seg = max(significant, key=lambda item: (item[1], item[0].feature, item[0].value))[0]
     n_test = test.n_rows
-    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(n_test - seg.n_rows, 1)
-    excess = (seg.error - rest) * seg.n_rows / max(n_test, 1)
+    excess = (seg.error - rest_error(seg, n_test)) * seg.n_rows / max(n_test, 1)
     return seg if excess >= lag else None
 
 
@@ -559,10 +563,7 @@ class WeakSegment(Rule):
                     # clearly beyond noise: the segment's excess error over the other
                     # rows counts in full (no damping for the spread of regression
                     # errors across segments: it is measured)
-                    rest = (seg.overall_error * n_test - seg.error * seg.n_rows) / max(
-                        n_test - seg.n_rows, 1
-                    )
-                    rest = max(rest, expected or 0.0)
+                    rest = max(rest_error(seg, n_test), expected or 0.0)
                     significant = (seg.error - rest) / seg.error
                     segment.update(z=round(z, 2), rest=rest)
             else:
