@@ -1911,3 +1911,45 @@ def test_ox37_a_split_forward_along_a_year_column_is_chronological():
                        [num("distance", 360), num("flag", 360, min=1.0, max=2.0, **flag)],
                        n_train=840, n_test=360, task="regression")
     assert ordered_split_axis(shifted) is None
+
+
+# --- round 39: ch39 ---
+
+
+def _reversed_years(*, test_min=1997.0, test_max=1998.0, kind="categorical", association=None):
+    """A route panel in year order split with the test rows taken from its start: train
+    holds 1998-2000, test 1997-1998 (the cut falls inside 1998, which closes the test
+    split and opens the training split). No ``datetime_col``."""
+    year = {"dtype": "int64", "n_unique": 3, "unique_fraction": 0.004, "top_fraction": 0.36,
+            "target_association": association}
+    make = cat if kind == "categorical" else num
+    train = [num("distance"), make("year", min=1998.0, max=2000.0, mean=1999.0, **year)]
+    test = [num("distance", 360),
+            make("year", min=test_min, max=test_max, mean=test_min + 0.2,
+                 **{**year, "n_unique": 2})]
+    return artifact(train, test, n_train=840, n_test=360, task="regression",
+                    comparison=SplitComparison(test_to_train_ratio=0.43))
+
+
+def test_ch39_an_undated_split_backward_along_a_year_is_temporal_leakage():
+    # every test row at or before the oldest training year, the two splits meeting inside
+    # one year: the split runs backward in time, which a dated split reports as 100% of test
+    # rows before the latest training date; a year encoded as a category has no measured
+    # trend (mutual information, not a rank statistic): scored as an unknown dependence,
+    # medium; a numeric year with no association with the label: low, as a dated split
+    from deepfix_agents.rules._ordered import reversed_split_axis
+
+    assert reversed_split_axis(_reversed_years()) == "year"
+    found = finding("temporal_leakage", _reversed_years())
+    assert found["severity"] == "medium"
+    assert "100%" in found["title"]
+    numeric = _reversed_years(kind="numeric", association=0.0)
+    assert severity_of("temporal_leakage", numeric) == "low"
+    # a forward split along the year is the honest chronological split: nothing
+    assert reversed_split_axis(_years(48.8)) is None
+    assert severity_of("temporal_leakage", _years(48.8)) is None
+    # test values moved wholly below the training range, sharing none of its values, are
+    # an input shifted by a drift, not a split through the periods
+    shifted = _reversed_years(test_min=1995.0, test_max=1996.0)
+    assert reversed_split_axis(shifted) is None
+    assert severity_of("temporal_leakage", shifted) is None

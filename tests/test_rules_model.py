@@ -4053,3 +4053,37 @@ def test_ws38_a_category_holding_a_memorisers_whole_lag_explains_the_overfitting
     assert segment_beyond_lag(learner) is None
     # no category beyond the scan's bar (30 of 99 wrong): nothing to hold the lag
     assert segment_beyond_lag(_ws38_memoriser_with_site(30)) is None
+
+
+# --- round 39: ch39 ---
+
+
+def _ch39_two_rungs(tree_test):
+    """The dr36 shift on a chronological split whose model (0.90) trails a linear rung
+    that keeps its score (0.99 both) by 3 noise units, with a tree rung beside it
+    (0.97 in cross-validation, ``tree_test`` on the later period)."""
+    data = _chronological(_shifted(), ladder_test=0.99, ladder_cv=0.99, noise=0.03)
+    tree = BaselineResult(name="tree", metric=data.performance.metric, cv_score=0.97,
+                          test_score=tree_test)
+    return data.model_copy(update={"baselines": [*data.baselines, tree]})
+
+
+def test_ch39_a_period_that_costs_every_rung_nothing_is_no_harm_to_a_model_behind_them():
+    """A model 3 noise units behind the ladder on the later period is excused of the
+    drift when the tree rung keeps its score beside the linear one (0.97 -> 0.96): the
+    period moved no input where a fitted model loses its footing, the model's shortfall
+    is its own, and the drift is low. A tree rung that loses on the later period (0.97
+    -> 0.60, as a shifted input past the training range makes it) keeps the drift high,
+    and so does a ladder of one rung (dr36)."""
+    from deepfix_agents.rules.feature_drift import every_rung_kept, period_drift_without_harm
+
+    kept = _ch39_two_rungs(0.96)
+    reason = period_drift_without_harm(kept)
+    assert reason is not None and "every simple model of the ladder" in reason
+    assert assess("feature_drift", kept)[0] == "low"
+    lost = _ch39_two_rungs(0.60)
+    assert period_drift_without_harm(lost) is None
+    assert assess("feature_drift", lost)[0] == "high"
+    one = _chronological(_shifted(), ladder_test=0.99, ladder_cv=0.99, noise=0.03)
+    rungs = [b for b in one.baselines if not b.name.startswith("dummy")]
+    assert every_rung_kept(rungs, 0.03) is None

@@ -46,3 +46,26 @@ def ordered_split_axis(artifact) -> str | None:
         if ordered_extrapolation(train, dataset.test.column(train.name)) == "above":
             return train.name
     return None
+
+
+def reversed_split_axis(artifact) -> str | None:
+    """The first numeric column (in artifact order) along which the split runs backward in
+    time: every test value at or below the training minimum, some below it, the newest
+    test value equal to the oldest training value, and at least :data:`MIN_AXIS_VALUES`
+    distinct training values. None when there is none.
+
+    Rows kept in period order and split with the test rows taken from the start (a
+    reversed chronological split of a panel by year) put the test split wholly before
+    the training split along that column, and the cut falls inside one period, which
+    then opens the training split and closes the test split. A shifted input moves its
+    test values to new ones below the training range and shares none with it."""
+    dataset = artifact.dataset
+    if dataset.train is None or dataset.test is None:
+        return None
+    for train in dataset.train.columns:
+        if train.n_unique < MIN_AXIS_VALUES:
+            continue
+        test = dataset.test.column(train.name)
+        if ordered_extrapolation(train, test) == "below" and test.max == train.min:
+            return train.name
+    return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ordered import reversed_split_axis
 from deepfix_agents.rules.identifier_leakage import association_margin
 
 #: share of test rows dated before the latest training date -> base score
@@ -17,15 +18,20 @@ UNKNOWN_DEPENDENCE_FACTOR = 0.7
 DUPLICATE_DATE_SCORE = ((0.0, 0.0), (0.05, 0.15), (0.2, 0.3), (0.5, 0.45))
 
 
-def time_dependence(artifact) -> tuple[float | None, float | None]:
-    """(association of the date column with the label on train, the part of it beyond
-    the noise margin), or (None, None) when it was not measured as a rank statistic."""
+def time_dependence(artifact, axis: str | None = None) -> tuple[float | None, float | None]:
+    """(association of the date column, or of the undated time ``axis`` such as a year,
+    with the label on train, the part of it beyond the noise margin), or (None, None)
+    when it was not measured as a rank statistic: only a date or a numeric axis has one
+    (a year encoded as a category is measured by mutual information, which says nothing
+    of a trend)."""
     dataset = artifact.dataset
     split = dataset.train
-    if split is None or not dataset.datetime_col:
+    name = axis or dataset.datetime_col
+    if split is None or not name:
         return None, None
-    column = split.column(dataset.datetime_col)
-    if column is None or column.kind != "datetime" or column.target_association is None:
+    column = split.column(name)
+    ranked = "numeric" if axis else "datetime"
+    if column is None or column.kind != ranked or column.target_association is None:
         return None, None
     association = column.target_association
     return association, max(association - association_margin(artifact, split), 0.0)
@@ -38,7 +44,9 @@ class TemporalLeakage(Rule):
     detects = (
         "Test rows dated before the latest training date (needs `datetime_col`): a random or "
         "reversed split of time-stamped data, so the model learns from the future of the "
-        "period it is evaluated on."
+        "period it is evaluated on. Without a date, a split that runs backward along an "
+        "ordered column such as a year (every test row at or before the oldest training "
+        "period)."
     )
     why = (
         "In production a model only ever sees the past. When training includes later data "
@@ -75,22 +83,31 @@ class TemporalLeakage(Rule):
         "label on train beyond its noise margin (3 standard errors): 0 -> x0.4 (no trend: "
         "mixing periods costs little, at most low), 0.05 -> x0.6, 0.15 -> x0.9, >= 0.3 -> x1.0; "
         "x0.7 when it cannot be measured. Deepchecks' Date Train Test Leakage Overlap gives the "
-        "same share (corroboration); Date Train Test Leakage Duplicates 20% -> 0.3 (same factor)."
+        "same share (corroboration); Date Train Test Leakage Duplicates 20% -> 0.3 (same factor). "
+        "Undated: a split backward along an ordered column (every test value at or below its "
+        "training minimum, the newest test value equal to it, 3+ training values) counts as "
+        "100% of test rows before the latest training date, the factor from that column's "
+        "rank association with the label (x0.7 when it is encoded as a category)."
     )
     explains = ("label_drift", "feature_drift", "prediction_drift", "overfitting")
     checks = ("Date Train Test Leakage Overlap", "Date Train Test Leakage Duplicates")
 
-    def _factor(self, artifact) -> tuple[float, float | None]:
-        association, dependence = time_dependence(artifact)
+    def _factor(self, artifact, axis: str | None = None) -> tuple[float, float | None]:
+        association, dependence = time_dependence(artifact, axis)
         if dependence is None:
             return UNKNOWN_DEPENDENCE_FACTOR, None
         return interp(dependence, TIME_DEPENDENCE_FACTOR), association
 
     def detect_dataset(self, artifact):
         comparison = artifact.dataset.comparison
-        if comparison is None or not comparison.test_before_train_fraction:
+        if comparison is None:
             return
         share = comparison.test_before_train_fraction
+        if artifact.dataset.datetime_col is None and share is None:
+            yield from self._reversed_axis(artifact)
+            return
+        if not share:
+            return
         factor, association = self._factor(artifact)
         column = artifact.dataset.datetime_col
         detail = f"{pct(share)} of test rows are dated before the latest training date ({column!r})"
@@ -103,6 +120,34 @@ class TemporalLeakage(Rule):
             detail=detail,
             value=share,
             share=share,
+            column=column,
+            association=association,
+            trend=factor >= 0.6,
+        )
+
+    def _reversed_axis(self, artifact):
+        """An undated split that runs backward along an ordered column such as a year
+        (:func:`_ordered.reversed_split_axis`): every test row comes from the oldest
+        period of the training split or before it, the same fact a dated split reports
+        as 100% of test rows before the latest training date, scored alike (the axis's
+        association with the label measures the time dependence)."""
+        column = reversed_split_axis(artifact)
+        if column is None:
+            return
+        factor, association = self._factor(artifact, column)
+        detail = (
+            f"every test row lies at or before the oldest training value of {column!r}: the "
+            "split runs backward along it (an undated panel or series split by period)"
+        )
+        if association is not None:
+            detail += f"; its association with the label on train is {association:.2f}"
+        yield self.signal(
+            "dataset",
+            score=interp(1.0, BEFORE_SCORE) * factor,
+            confidence=0.9 if factor >= 0.6 else 0.6,
+            detail=detail,
+            value=1.0,
+            share=1.0,
             column=column,
             association=association,
             trend=factor >= 0.6,
