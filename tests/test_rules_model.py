@@ -2040,6 +2040,24 @@ def test_drift_between_periods_that_costs_no_model_anything_is_low():
     assert all(f.severity in HEALTHY for f in findings if f.category == "feature_drift")
 
 
+def test_prediction_bias_beyond_noise_keeps_its_severity_between_periods():
+    """On a chronological split whose later period costs the ladder nothing and where the
+    model scores within noise of the ladder (period cap), predictions biased +0.8
+    training stds beyond the target's unmoved mean are a cost measured directly: our
+    own reading keeps its severity (DEV county_crime: a nudge the noisy scores hid).
+    Deepchecks' distance alone (no own reading: no prediction statistics), medium or
+    more on a random split, stays capped at low."""
+    perf = modified(_regression_predictions(test_mean=210.0), test_score=0.58, train_score=0.6)
+    data = artifact(task="regression", performance=perf)
+    period = _chronological(data, ladder_test=0.6, ladder_cv=0.62, noise=0.05)
+    assert assess("prediction_drift", period)[0] == "high"
+    unread = artifact(task="regression", performance=modified(perf, prediction_stats={}),
+                      checks=[check("Prediction Drift", value=0.8)])
+    assert assess("prediction_drift", unread)[0] not in HEALTHY
+    quiet = _chronological(unread, ladder_test=0.6, ladder_cv=0.62, noise=0.05)
+    assert assess("prediction_drift", quiet)[0] in HEALTHY
+
+
 def test_drift_between_periods_that_costs_the_ladder_stays_high():
     """When the simple models lose far more than the noise on the later period (0.86 in
     cross-validation, 0.60 on test), the drift is measured harm and keeps its severity."""
