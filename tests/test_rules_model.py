@@ -1547,6 +1547,53 @@ def test_preprocessing_mismatch_counts_no_damage_when_the_scaled_rung_is_no_bett
     assert assess("preprocessing_mismatch", helped)[0] in ("high", "critical")
 
 
+def _unscaled_regressor(*, spread, linear, train=0.82, linear_cv=None, test=0.17,
+                        test_cols=RAW_SCALES):
+    """A BayesianRidge served unscaled features, with the ladder's linear rung at
+    ``linear`` on test (and ``linear_cv`` in cross-validation, ``linear`` unless told)."""
+    perf = PerformanceSummary(metric="r2", train_score=train, test_score=test,
+                              prediction_spread_ratio=spread)
+    model = modified(_svc(), model_class="sklearn.linear_model.BayesianRidge",
+                     output_kind="continuous", has_predict_proba=False, classes=[])
+    data = artifact(task="regression", train_cols=RAW_SCALES, test_cols=test_cols,
+                    model=model, performance=perf)
+    cv = {"dummy": 0.0, "linear": linear if linear_cv is None else linear_cv}
+    return data.model_copy(update={"baselines": [
+        b.model_copy(update={"test_score": {"dummy": 0.0, "linear": linear}.get(b.name, 0.02),
+                             "cv_score": cv.get(b.name, 0.02)})
+        for b in data.baselines
+    ]})
+
+
+def test_preprocessing_mismatch_reads_a_narrow_spread_against_the_reachable_one():
+    """A regressor's predictions spread sqrt(R2) as wide as the target: on data where
+    the best measured R2 is 0.23, a spread of 0.23x is what a good model gives (0.48x
+    is the most), not a spread squeezed by the missing scaler; on data the ladder
+    explains at R2 0.8 (0.89x) a spread of 0.12x is damage (DEV nowcast: a weak-signal
+    series read as a collapse, which then absorbed a planted feature drift)."""
+    weak = _unscaled_regressor(spread=0.23, linear=0.23)
+    assert assess("preprocessing_mismatch", weak)[0] == "low"
+    strong = _unscaled_regressor(spread=0.12, linear=0.8, test=0.75)
+    assert assess("preprocessing_mismatch", strong)[0] in ("medium", "high", "critical")
+
+
+def test_preprocessing_mismatch_shortfall_is_the_shift_within_training_noise():
+    """A model that fits its training rows as well as the ladder cross-validates there,
+    within one standard error of its training score (0.820 vs 0.824 on 1200 rows), learned
+    what the ladder learns despite the raw scales: its test shortfall on features moved
+    2.5 training stds is the shift's (DEV cars), not the scaler's."""
+    from deepfix_agents.rules.preprocessing_mismatch import shortfall_is_the_shift
+
+    moved = [col("a", 600.0 + 2.5 * 350.0, 350.0)] + RAW_SCALES[1:]
+    data = _unscaled_regressor(spread=0.85, linear=0.36, linear_cv=0.824, test=-0.2,
+                               test_cols=moved)
+    assert shortfall_is_the_shift(data)
+    # a training fit below the ladder's by more than its noise is the model's own
+    weaker = data.model_copy(update={"performance": modified(data.performance,
+                                                             train_score=0.70)})
+    assert not shortfall_is_the_shift(weaker)
+
+
 def test_preprocessing_mismatch_shortfall_behind_baselines():
     perf = modified(HEALTHY_PERF, test_score=0.55, train_score=0.58)
     data = artifact(train_cols=RAW_SCALES, test_cols=RAW_SCALES, model=_svc(), performance=perf)
@@ -1991,6 +2038,24 @@ def test_drift_between_periods_that_costs_no_model_anything_is_low():
     data = _chronological(_shifted(), ladder_test=0.85)
     findings = reason([s for r in RULES for src in ALL_SOURCES for s in r().detect(src, data)], data)
     assert all(f.severity in HEALTHY for f in findings if f.category == "feature_drift")
+
+
+def test_prediction_bias_beyond_noise_keeps_its_severity_between_periods():
+    """On a chronological split whose later period costs the ladder nothing and where the
+    model scores within noise of the ladder (period cap), predictions biased +0.8
+    training stds beyond the target's unmoved mean are a cost measured directly: our
+    own reading keeps its severity (DEV county_crime: a nudge the noisy scores hid).
+    Deepchecks' distance alone (no own reading: no prediction statistics), medium or
+    more on a random split, stays capped at low."""
+    perf = modified(_regression_predictions(test_mean=210.0), test_score=0.58, train_score=0.6)
+    data = artifact(task="regression", performance=perf)
+    period = _chronological(data, ladder_test=0.6, ladder_cv=0.62, noise=0.05)
+    assert assess("prediction_drift", period)[0] == "high"
+    unread = artifact(task="regression", performance=modified(perf, prediction_stats={}),
+                      checks=[check("Prediction Drift", value=0.8)])
+    assert assess("prediction_drift", unread)[0] not in HEALTHY
+    quiet = _chronological(unread, ladder_test=0.6, ladder_cv=0.62, noise=0.05)
+    assert assess("prediction_drift", quiet)[0] in HEALTHY
 
 
 def test_drift_between_periods_that_costs_the_ladder_stays_high():

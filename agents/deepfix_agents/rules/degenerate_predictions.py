@@ -6,6 +6,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, entropy, interp, pct
+from deepfix_agents.rules._spread import reachable_r2
 
 #: share of the most predicted class, beyond its true share on test -> score
 EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
@@ -69,21 +70,6 @@ def one_class_collapse(artifact) -> tuple[str, float, float, float] | None:
     if share >= 0.99 and max(truth.values()) < 0.95:
         score = max(score, 0.8)
     return label, share, true_share, score
-
-
-def reachable_r2(artifact) -> float | None:
-    """The best R2 measured on this data: the model's on test, the baseline ladder's in
-    cross-validation and on test (at most 1); None when none was measured. A
-    predictor explaining a share R2 of the target's variance has a spread of
-    sqrt(R2) times the target's (least squares: var(pred) = R2 var(y)), so on weak
-    signal a narrow spread is what the best predictor gives, not a collapse."""
-    scores = [artifact.performance.test_score] if artifact.performance.metric == "r2" else []
-    for b in artifact.baselines:
-        if b.name.startswith("dummy") or b.metric != "r2":
-            continue
-        scores += [b.cv_score, b.test_score]
-    scores = [s for s in scores if s is not None and math.isfinite(s)]
-    return min(max(scores), 1.0) if scores else None
 
 
 def collapsed_on_training_rows(artifact) -> bool:

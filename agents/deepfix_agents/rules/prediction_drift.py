@@ -38,6 +38,7 @@ from deepfix_agents.rules.feature_drift import (
     DRIFTED,
     NOISE_Z,
     NUDGE_SD,
+    PERIOD_CAP,
     SHIFT_SCORE,
     PeriodDriftHarm,
     _column_drift,
@@ -53,6 +54,7 @@ from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
 from deepfix_agents.rules.underfitting import training_rows_show_signal
 from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
+from deepfix_agents.scoring import severity_for
 
 #: a numeric feature whose location moved this many training standard deviations (or
 #: within noise of it, see :func:`large_feature_shifts`) is a covariate shift in its own
@@ -459,7 +461,8 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "told the splits apart, whichever is higher, x0.8 when the test score is within "
         "0.02 of the training score. Capped at low on a chronological split whose test "
         "period costs neither the baseline ladder nor the model anything measurable (as "
-        "feature drift)."
+        "feature drift), up to our own reading's score (the predictions' unjustified move "
+        "beyond three standard errors is a cost measured directly)."
     )
     explains = (
         "feature_drift",
@@ -469,6 +472,23 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "overfitting",
     )
     checks = ("Prediction Drift",)
+
+    def severity(self, signals, artifact):
+        """The period cap (:class:`PeriodDriftHarm`) up to our own reading of the
+        outputs' move (:func:`_own`): the cap rests on scores (the ladder's and the
+        model's on the later period) that stayed within their noise, while our own
+        reading measures the cost directly, as the part of the predictions' move the
+        outcomes' move does not justify, less three standard errors of that difference:
+        predictions biased by that much on the later period are a cost to this model
+        the scores were too noisy to show. The other readings (Deepchecks' distance, a
+        joint shift of the inputs) stay capped: they measure a shift, not its cost."""
+        from deepfix_agents.rules.feature_drift import period_drift_without_harm
+
+        score = self.score(signals)
+        if period_drift_without_harm(artifact) is not None:
+            own = _own(artifact)
+            score = min(score, max(PERIOD_CAP, own["score"] if own is not None else 0.0))
+        return severity_for(score)
 
     def detect_model(self, artifact):
         own = _own(artifact)
