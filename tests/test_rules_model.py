@@ -905,6 +905,57 @@ def test_lag_counts_only_what_the_baselines_cross_validation_supports():
     assert "supports" not in own.evidence.detail
 
 
+def _memorised_forest(train_log_loss, *, gap=0.235, checks=(), tree_cv=0.72):
+    """framing's unbootstrapped forest of identical trees (DEV, overfitting noise10):
+    F1 1.00 on its 74 training rows, 0.66 on 80 test rows, ahead of every simple
+    baseline, its test answers stated with a mean confidence of 0.94 at an accuracy of
+    0.70 (ECE 0.22); ``train_log_loss`` says how sure it is of its training rows."""
+    perf = modified(
+        HEALTHY_PERF, train_score=1.0, test_score=0.66, calibration_error=0.22,
+        confidence_gap=gap,
+        scores={"test": {"accuracy": 0.7, "log_loss": 7.9},
+                "train": {"accuracy": 1.0, "log_loss": train_log_loss}},
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.41, test_score=0.4),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.79, test_score=0.62),
+        BaselineResult(name="tree", metric="f1_macro", cv_score=tree_cv, test_score=0.63),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_train=74, n_test=80,
+                    checks=checks)
+    return _with_chance_noise(data, 0.056)
+
+
+def test_memorised_certainty_on_new_rows_is_the_memorisations_harm():
+    """A model certain of every training row (log loss 0) that is as sure on the test
+    rows, where it is right 70% of the time, pays for its memorisation in calibration
+    even though its decisions beat the baselines: the overconfidence (0.235, 0.18
+    beyond chance on 80 rows) is measured harm (medium, not the benign low), the
+    evidence says so, and the finding explains the miscalibration but no symptom of
+    wrong decisions. A bootstrapped forest, less sure of its training rows (log loss
+    0.26), keeps an uncertainty of its own: its gap stays benign; so does a split that
+    moved for every model."""
+    from deepfix_agents.rules.overfitting import PROBABILITY_SYMPTOMS
+
+    data = _memorised_forest(0.0)
+    severity, _, signals = assess("overfitting", data)
+    assert severity == "medium"
+    own = next(s for s in signals if s.source == "model")
+    assert "the calibration its memorisation costs" in own.evidence.detail
+    assert RULES.get("overfitting")().explains_for(data) == PROBABILITY_SYMPTOMS
+    assert assess("overfitting", _memorised_forest(0.26))[0] in HEALTHY
+    # stated less surely than it is right on the test rows: no overconfidence to pay
+    assert assess("overfitting", _memorised_forest(0.0, gap=-0.05))[0] in HEALTHY
+    # test rows on which the best baseline, too, loses 0.27 from its cross-validation
+    # (4.8 standard errors): the split moved for every model, the errors are the shift's
+    assert assess("overfitting", _memorised_forest(0.0, tree_cv=0.9))[0] in HEALTHY
+    # the miscalibration folds into the memorisation that causes it
+    findings = reason([s for c in ("overfitting", "poor_calibration") for src in SOURCES
+                       for s in RULES.get(c)().detect(src, data)], data)
+    assert [f.category for f in findings][:1] == ["overfitting"]
+    assert "poor_calibration" not in [f.category for f in findings]
+
+
 def test_overfitting_deepchecks_is_capped_by_our_own_score():
     perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.9)
     data = artifact(performance=perf, checks=[check("Train Test Performance", value=0.6)])
