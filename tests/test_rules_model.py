@@ -4045,11 +4045,11 @@ def test_nb37_memoriser_lag_within_noise_of_rungs_the_test_rows_part_is_no_harm(
 # --- round 38: ws38 ---
 
 
-def _ws38_memoriser_with_site(site_wrong, linear_test=0.69):
+def _ws38_memoriser_with_site(site_wrong, linear_test=0.69, tree_test=0.67):
     """A memorising binary model (f1 0.977 on its training rows) on 360 test rows (the
     contraception_use shape): 'religion' has three levels; 'other' (99 rows) gets
-    ``site_wrong`` wrong answers, the other 261 rows 73 (28 %). The linear rung of the
-    ladder reaches ``linear_test`` on test."""
+    ``site_wrong`` wrong answers, the other 261 rows 73 (28 %). The linear and tree
+    rungs of the ladder reach ``linear_test`` and ``tree_test`` on test."""
     from mlflow_deepfix.schemas import SegmentScore
 
     n_test, errors = 360, site_wrong + 73
@@ -4068,7 +4068,7 @@ def _ws38_memoriser_with_site(site_wrong, linear_test=0.69):
     baselines = [
         BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.36, test_score=0.35),
         BaselineResult(name="linear", metric="f1_macro", cv_score=0.66, test_score=linear_test),
-        BaselineResult(name="tree", metric="f1_macro", cv_score=0.61, test_score=0.67),
+        BaselineResult(name="tree", metric="f1_macro", cv_score=0.61, test_score=tree_test),
     ]
     return artifact(n_train=840, n_test=n_test, performance=perf, baselines=baselines,
                     features=[*FEATURES, "religion"], test_cols=cols, train_cols=cols)
@@ -4104,3 +4104,21 @@ def test_ws38_a_category_holding_a_memorisers_whole_lag_explains_the_overfitting
     assert segment_beyond_lag(learner) is None
     # no category beyond the scan's bar (30 of 99 wrong): nothing to hold the lag
     assert segment_beyond_lag(_ws38_memoriser_with_site(30)) is None
+
+
+def test_ov39_a_memoriser_ahead_of_the_ladder_has_no_lag_for_a_segment_to_hold():
+    """The same significant 'other' category (51 of 99 wrong), but every rung of the
+    ladder below the memoriser on test (0.60 against its 0.646): it gives nothing away,
+    so the category's excess accounts for no lag (before the guard, any excess 'covered'
+    a lag of zero or less and the weak segment absorbed a benign overfitting finding).
+    The overfitting rule keeps its own explanation of the segment."""
+    from deepfix_agents.rules.weak_segment import segment_beyond_lag
+
+    ahead = _ws38_memoriser_with_site(51, linear_test=0.60, tree_test=0.60)
+    assert segment_beyond_lag(ahead) is None
+    assert "overfitting" not in RULES.get("weak_segment")().explains_for(ahead)
+    assert "weak_segment" in RULES.get("overfitting")().explains_for(ahead)
+    # level with the best rung (lag exactly 0): still nothing to account for
+    level = _ws38_memoriser_with_site(51, linear_test=ahead.performance.test_score,
+                                      tree_test=0.60)
+    assert segment_beyond_lag(level) is None
