@@ -4000,6 +4000,38 @@ def test_uf37_a_certain_lag_beside_underconfident_probabilities_is_underfitting(
     assert assess("underfitting", case(0.92, -0.44))[0] == "info"
 
 
+def test_ov39_the_underconfidence_of_a_model_fitted_too_little_is_underfittings_harm():
+    """uf37's booster stopped after a few rounds, now with its calibration measured (the
+    airports shape): ECE 0.468 on 360 test rows, right on 91 % while stating 47 %. The
+    confidence gap lies 0.39 beyond what a calibrated model shows by chance: the
+    calibration the too-little fitting costs, scored on poor_calibration's scale as a
+    floor under the finding (the lag alone is low), so the finding that explains the
+    miscalibration carries its size and ranks first. Without a measured calibration
+    error the lag alone stays low (uf37's pin)."""
+    from deepfix_agents.rules.underfitting import shrunk_harm
+
+    def case(ece):
+        perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.94, test_score=0.88,
+                        confidence_gap=-0.44, confidence_gap_noise=0.026,
+                        calibration_error=ece,
+                        scores={"test": {"accuracy": 0.914}, "train": {"accuracy": 0.95}})
+        baselines = [
+            BaselineResult(name="dummy", metric="f1_macro", cv_score=0.13, test_score=0.13),
+            BaselineResult(name="tree", metric="f1_macro", cv_score=0.97, test_score=0.97),
+        ]
+        return _with_chance_noise(
+            artifact(performance=perf, baselines=baselines, n_test=360), 0.02)
+
+    shrunk = case(0.468)
+    assert shrunk_harm(shrunk) >= 0.7
+    assert assess("underfitting", shrunk)[0] in ("high", "critical")
+    findings = reason(_all_signals(shrunk), shrunk)
+    assert findings[0].category == "underfitting"
+    assert "poor_calibration" not in [f.category for f in findings]
+    assert shrunk_harm(case(None)) == 0.0
+    assert assess("underfitting", case(None))[0] == "low"
+
+
 # --- round 37b: nb37 ---
 
 
