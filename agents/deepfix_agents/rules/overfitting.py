@@ -12,8 +12,9 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
-from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises  # noqa: F401
+from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises
 from deepfix_agents.rules._training import smoothed
+from deepfix_agents.rules.poor_calibration import ECE_SCORE, gap_excess
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
     LAG_HARM_SCORE,
@@ -22,6 +23,7 @@ from deepfix_agents.rules.underfitting import (
     best_baseline,
     supported_score,
 )
+from deepfix_agents.scoring import severity_for
 
 #: train - test gap on the main metric (beyond noise) -> score
 GAP_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.4), (0.25, 0.6), (0.4, 0.8), (0.6, 0.9))
@@ -70,6 +72,8 @@ BOOSTING_SCORE = ((0.05, 0.2), (0.1, 0.4), (0.2, 0.6), (0.3, 0.75))
 #: rather than two standard errors, since targets with heavy tails (counts, money) make
 #: a standard deviation noisier than normal theory says
 NOISY_LABELS_Z = 3.0
+#: the symptoms of a harm measured in the stated probabilities alone
+PROBABILITY_SYMPTOMS = ("poor_calibration", "overconfident_slice")
 
 
 def noise_margin(n_test: int) -> float:
@@ -205,6 +209,48 @@ def ladder_splits_on_test(artifact, noise: float) -> bool:
     )
 
 
+def memorised_overconfidence(artifact, shift: float, noise: float) -> float | None:
+    """How far a classifier that is certain of its training rows is more sure of its
+    test answers than it is right, beyond chance: the calibration that memorisation
+    costs on new rows.
+
+    A model that reproduces its training labels with certainty (a training log loss
+    at most ``-ln(MEMORISED)``: the geometric mean probability it gives its training
+    labels at least ``MEMORISED``) learned no uncertainty to state: every new row gets
+    the certainty of a training row, so each test error is an error at full confidence
+    (an unbootstrapped forest of identical trees, a 1-NN, boosting without leaves'
+    minimum size). Its overconfidence on the test rows (the signed confidence gap,
+    mean stated confidence minus accuracy, beyond ``poor_calibration``'s chance level
+    for it, :func:`~deepfix_agents.rules.poor_calibration.gap_excess`) is then the
+    memorisation's measured harm even where the test decisions beat every simple
+    baseline, and the miscalibration it shows is its symptom. A model whose training
+    rows are stated less surely (a bootstrapped forest averages trees that never saw
+    some rows) keeps an uncertainty of its own: its calibration is its own matter.
+    Not where the test rows moved for every model: when the best simple baseline
+    loses more than ``LAG_NOISE_UNITS`` standard errors of the test score (``noise``)
+    from its cross-validation to the test rows (``shift``, as :func:`_own` measures
+    it), the split changed (a shortcut that breaks, drifted inputs, an identifier
+    ordered differently), and a certain model's errors on the moved rows are that
+    shift's symptom, not its memorisation's. None for regression, without a training
+    log loss, on such a shifted split, or when the test answers are not stated more
+    surely than they are right."""
+    if artifact.task == "regression":
+        return None
+    performance = artifact.performance
+    train_loss = performance.scores.get("train", {}).get("log_loss")
+    gap, ece = performance.confidence_gap, performance.calibration_error
+    if train_loss is None or gap is None or ece is None or gap <= 0:
+        return None
+    if performance.train_score is None or not memorises(performance.train_score):
+        return None
+    if shift > LAG_NOISE_UNITS * noise:
+        return None
+    if not math.isfinite(train_loss) or train_loss > -math.log(MEMORISED):
+        return None
+    excess = gap_excess(artifact, ece, artifact.dataset.test.n_rows)
+    return excess if excess is not None and excess > 0 else None
+
+
 def skill_lost_score(artifact, reach: float, lag: float) -> float | None:
     """The measured harm of a lag behind the best simple baseline, on underfitting's
     scale for a model too weak (``SHORTFALL_SCORE``): the share of the skill the ladder
@@ -308,17 +354,29 @@ def _own(artifact) -> dict | None:
     # whatever the lag behind baselines fitted to the same noisy labels (they learn
     # nothing from them either, so they are no yardstick)
     noise_harm = CHANCE_SCORE if label_noise is not None else 0.0
+    overconfidence = memorised_overconfidence(artifact, shift, noise)
+    overconfidence_harm = 0.0 if overconfidence is None else interp(overconfidence, ECE_SCORE)
+    decisions = max(gap_part, lag_harm, noise_harm)
     return {
         "train_score": train,
         "test_score": test,
         "gap": gap,
         "shift": shift,
         "metric": performance.metric or "score",
-        "score": max(gap_part, lag_harm, noise_harm),
+        "score": max(decisions, overconfidence_harm),
+        "overconfidence": overconfidence,
+        # the finding's harm lies in the stated probabilities only: the memorisation's
+        # overconfidence lifts it to medium or above, while what it costs the decisions
+        # stays below (too weak on its own to be the cause of anything, see the
+        # reasoner's ``MIN_CAUSE_SEVERITY``)
+        "probabilities_only": (
+            overconfidence_harm > decisions and severity_for(decisions) in ("info", "low")
+        ),
         # nothing measured beyond the benign share of the gap: no lag behind the ladder
-        # beyond noise (nor a share of skill given away), no label noise reproduced
+        # beyond noise (nor a share of skill given away), no label noise reproduced, no
+        # memorised certainty repeated on the test rows
         "harmless": best is not None and (
-            max(gap_part, lag_harm, noise_harm) <= score * LAG_FACTOR[0][1] + 1e-9
+            max(decisions, overconfidence_harm) <= score * LAG_FACTOR[0][1] + 1e-9
         ),
         "harm_bound": harm_bound,
         "lag": lag,
@@ -399,8 +457,18 @@ class Overfitting(Rule):
         "training rows (training score >= 0.97) and lags the best baseline beyond those 2 "
         "standard errors scores at least its lag: 0.05 -> 0.2, 0.1 -> 0.4, 0.2 -> 0.6, "
         "0.35 -> 0.8 (the gap's worst-case margin shrinks it on small test splits; the lag is "
-        "the measured harm). Where nothing beyond the gap's benign share is measured, "
-        "Deepchecks' Train Test Performance (the same gap re-measured) adds no "
+        "the measured harm). A classifier that memorises its training rows and states "
+        "certainty on them (training log loss at most -ln 0.97) and that is more sure of its "
+        "test answers than it is right (the confidence gap less 1.96 of its standard errors "
+        "under calibration, as poor_calibration measures it), on a split where the best "
+        "baseline loses no more than 2 standard errors from its cross-validation to test "
+        "(else the split moved for every model), scores at least that "
+        "overconfidence on poor_calibration's scale (0.04 -> 0.2, 0.1 -> 0.4, 0.15 -> 0.55, "
+        "0.25 -> 0.7): the calibration its memorisation costs, even where its decisions "
+        "beat the baselines; when that alone lifts the finding to medium or above it "
+        "explains the miscalibration (poor_calibration, an overconfident slice) but no "
+        "symptom of wrong decisions. Where nothing beyond the gap's benign share is "
+        "measured, Deepchecks' Train Test Performance (the same gap re-measured) adds no "
         "confidence. Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
         "errors. Regression: a model that fits its training rows far better than test "
@@ -467,6 +535,14 @@ class Overfitting(Rule):
         train, test = artifact.performance.train_score, artifact.performance.test_score
         if train is None:
             return self.explains
+        own = _own(artifact)
+        if own is not None and own["probabilities_only"]:
+            # a harm measured in the stated probabilities alone (the memorised certainty
+            # on test rows, :func:`memorised_overconfidence`) explains what misstates
+            # them; wrong decisions (a weak segment, fragile or collapsed outputs, a
+            # chance-level score) are no symptom of it, as recalibrating, which would
+            # remove it, changes no decision
+            return PROBABILITY_SYMPTOMS
         far_above = (test is not None
                      and gap_in_error(artifact, _clip(train) - _clip(test)) > OVERFIT_GAP)
         if not (memorises(train) or far_above):
@@ -548,6 +624,14 @@ class Overfitting(Rule):
             )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
+        if own["overconfidence"] is not None:
+            detail += (
+                "; it states certainty on its training rows and the same on new ones: on "
+                f"the test rows its stated confidence exceeds its accuracy by "
+                f"{artifact.performance.confidence_gap:.3f}, {own['overconfidence']:.3f} "
+                "beyond what a calibrated model shows by chance (every test error made at "
+                "full confidence: the calibration its memorisation costs)"
+            )
         # a small test split makes the gap uncertain, unless the model lags the best
         # baseline by many standard errors of its test score: then the noise is measured
         # and the harm stands beyond it

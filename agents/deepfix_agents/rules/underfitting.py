@@ -409,6 +409,26 @@ def underconfident_lag(artifact, lag: float, noise: float) -> bool:
     return gap < -CHANCE_NOISE_UNITS * gap_noise
 
 
+def shrunk_harm(artifact) -> float:
+    """The calibration a model fitted too little pays, on ``poor_calibration``'s scale
+    (``ECE_SCORE``): its stated confidence below its accuracy beyond what a calibrated
+    model shows by chance (:func:`~deepfix_agents.rules.poor_calibration.gap_excess`).
+
+    Where :func:`underconfident_lag` holds, the probabilities still near the class
+    shares and the decisions behind the ladder are one fault (too few boosting rounds,
+    a penalty too strong); the underconfidence is that fault's measured harm in the
+    probabilities as the lag is in the decisions, so the finding that explains the
+    miscalibration carries its size (the mirror of a memoriser's overconfidence, which
+    the overfitting rule scores the same way). 0 without a measured one-way gap."""
+    from deepfix_agents.rules.poor_calibration import ECE_SCORE, gap_excess
+
+    ece = artifact.performance.calibration_error
+    if ece is None:
+        return 0.0
+    excess = gap_excess(artifact, ece, artifact.dataset.test.n_rows)
+    return interp(excess, ECE_SCORE) if excess is not None and excess > 0 else 0.0
+
+
 def baseline(artifact, prefix: str):
     return next((b for b in artifact.baselines if b.name.startswith(prefix)), None)
 
@@ -479,7 +499,9 @@ class Underfitting(Rule):
         "shortfall too small to count still scores that lag when it is beyond 3 noise "
         "units and the model states less confidence than its accuracy beyond 2 standard "
         "errors (probabilities still near the class shares: the finding then explains "
-        "the miscalibration). Only "
+        "the miscalibration, and scores at least that underconfidence beyond chance, the "
+        "confidence gap less 1.96 of its standard errors under calibration, on "
+        "poor_calibration's scale: 0.04 -> 0.2, 0.1 -> 0.4, 0.15 -> 0.55, 0.25 -> 0.7). Only "
         "when the model's train score is not far above its test score (that would be overfitting; "
         "for R2, a gap counts only as far as the squared error itself grows from train to test "
         "beyond 2 standard errors, since R2 is relative to each split's own spread). "
@@ -540,8 +562,9 @@ class Underfitting(Rule):
             shrunk = True
             # a small relative shortfall, but a certain one on a model whose
             # probabilities are shrunk towards the class shares: one fault (too little
-            # fitting) shows in both, and the score given away is its measured harm
-            score = interp(lag, LAG_HARM_SCORE)
+            # fitting) shows in both, and the score given away is its measured harm,
+            # as is the calibration it costs (:func:`shrunk_harm`)
+            score = max(interp(lag, LAG_HARM_SCORE), shrunk_harm(artifact))
         if score <= 0:
             return
         metric = performance.metric

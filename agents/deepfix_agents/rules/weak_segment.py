@@ -377,7 +377,10 @@ def segment_beyond_lag(artifact):
     not trail the ladder at all. The lag is the segment's failure seen from the model's
     side (overfitting its symptom), not a second cause. A memoriser of uniform label
     noise spreads its extra errors over every category: none holds its whole lag beyond
-    the scan's bar (no planted overfitting case of DEV has a significant category)."""
+    the scan's bar (no planted overfitting case of DEV has a significant category).
+    A model at or ahead of the best rung (``lag <= 0``) gives nothing away: there is no
+    lag for a segment to account for, so None (else any significant category would
+    "account for" a lag of zero or less)."""
     performance, test = artifact.performance, artifact.dataset.test
     if (
         artifact.task == "regression"
@@ -398,6 +401,11 @@ def segment_beyond_lag(artifact):
     if not rungs:
         return None
     lag = max(rungs) - performance.test_score
+    if lag <= 0:
+        # at or ahead of the ladder the model gives nothing away for a segment to account
+        # for: any excess would "cover" a lag of zero or less, and a benign memoriser's
+        # overfitting finding would be absorbed by whatever category it serves worse
+        return None
     min_z, tested = tested_segments(artifact)
     significant = [(seg, z) for seg, z, _ in tested if z >= min_z]
     if not significant:
