@@ -421,6 +421,24 @@ def test_a_feature_nothing_else_explains_is_a_leak_with_refit_evidence():
     assert any("0.950 to 0.680" in e.detail and "rests on it" in e.detail for e in top.evidence)
 
 
+def test_dq39_a_label_only_reading_of_a_column_with_a_unit_error_cluster_is_no_leak():
+    # round 39: x1000 values on 5% of the training rows, a cluster 2.3 decades past the
+    # rest: they carry nearly all of the column's variation beyond the label, and nothing
+    # else in the row explains them, so the label-only test reads a real feature as a leak
+    def with_cluster(gap):
+        data = with_interventions(artifact(), _label_only(0.04))
+        train = data.dataset.train.model_copy(update={"columns": [
+            c.model_copy(update={"outlier_fraction": 0.05, "outlier_gap": gap})
+            if c.name == "a" else c
+            for c in data.dataset.train.columns]})
+        return data.model_copy(update={"dataset": data.dataset.model_copy(update={"train": train})})
+
+    rule = RULES.get("target_leakage")()
+    assert not list(rule.detect("intervention", with_cluster(2.3)))
+    # a heavy tail that continues the bulk (a real leak's own tail) keeps the verdict
+    assert list(rule.detect("intervention", with_cluster(0.08)))
+
+
 def _permuted(change, noise=0.02):
     return Intervention(kind="permute_feature", category="target_leakage", target="a",
                         metric="f1_macro", score_before=0.95, score_after=0.95 + change,

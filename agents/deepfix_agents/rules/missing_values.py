@@ -275,7 +275,8 @@ class MissingValues(Rule):
         "(no importance bonus, confidence 0.6); gaps confined to the training split (the column "
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
         "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
-        "test rows to compare) keep their share's score at confidence 0.6; gaps on exactly the test rows that hold a spike value of another column (the value does "
+        "test rows to compare) keep their share's score (no importance bonus: a column's weight "
+        "is presence, not harm) at confidence 0.6; gaps on exactly the test rows that hold a spike value of another column (the value does "
         "not exist for them: no age at first birth without a child, where the number of children "
         "is 0) are structural, nothing an imputation could give back: without a refit bound, at "
         "most low (0.35, no importance bonus, confidence 0.6); a column missing in more than half (not all) of "
@@ -385,8 +386,11 @@ class MissingValues(Rule):
         unmeasured = bound is None and by_rows is None
         # gaps on exactly the rows a spike of another column marks: the value does not exist
         marker = structural_marker(artifact, worst.name) if bound is None else None
+        # the importance bonus weighs a harm that was measured; with nothing measured the
+        # share alone is presence (see UNMEASURED_CONFIDENCE) and keeps its own score
         if importances.get(worst.name, 0.0) > average and not (
             negligible or rows_harmless or train_only or baseline_gap or marker is not None
+            or unmeasured
         ):
             score += 0.1
         if rows_harmless or train_only or baseline_gap or marker is not None:

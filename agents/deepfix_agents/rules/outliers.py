@@ -143,16 +143,46 @@ def tail_follows_features(artifact) -> bool:
     return any(b.cv_score - reference >= LADDER_SIGNAL for b in cross_validated_ladder(artifact))
 
 
-def continuous_tail(columns) -> bool:
-    """Whether every column with extreme values (in one split) is numeric and its flagged
-    values continue the bulk on the log scale: no group of them lies
-    :data:`SEPARATED_GAP` decades or more beyond the rest (``ColumnStats.outlier_gap``).
+def continuous_tail(columns, n_rows: int | None = None) -> bool:
+    """Whether every column with extreme values (in one split of ``n_rows`` rows) is
+    numeric and its flagged values continue the bulk on the log scale: no group of them
+    lies :data:`SEPARATED_GAP` decades or more beyond the rest (``ColumnStats.outlier_gap``).
     Unknown gaps (older artifacts, Spark statistics, coded categoricals) are not
-    continuous: the confidence then stays as the values' extremeness sets it."""
+    continuous: the confidence then stays as the values' extremeness sets it, except the
+    gap of a lone flagged value (:func:`lone_flagged_value`), which is no group at all."""
     return bool(columns) and all(
-        c.kind == "numeric" and c.outlier_gap is not None and c.outlier_gap < SEPARATED_GAP
+        c.kind == "numeric"
+        and (
+            c.outlier_gap < SEPARATED_GAP
+            if c.outlier_gap is not None
+            else lone_flagged_value(c, n_rows)
+        )
         for c in columns
     )
+
+
+#: the statistics measure a gap only under a group of at least this many flagged rows
+#: (``testing.stats.columns._GAP_MIN_ROWS``): a lone value is never a separated group
+GAP_MIN_ROWS = 2
+#: ... and a lone flagged value counts as the tail's end only while the column's extremes
+#: stay within what natural heavy tails reach (:data:`EXTREMENESS_FACTOR`: unit errors and
+#: sentinel codes reach hundreds)
+LONE_VALUE_EXTREMENESS = 100.0
+
+
+def lone_flagged_value(column, n_rows: int | None) -> bool:
+    """Whether the split holds a single value beyond the fences of ``column`` (fewer than
+    :data:`GAP_MIN_ROWS`), within natural extremeness (:func:`extremeness` under
+    :data:`LONE_VALUE_EXTREMENESS`). The statistics leave its gap unknown because a
+    separated group needs at least two rows: one value past the fences is the end of the
+    column's tail (a long career, a large county), not a cluster that a unit error or a
+    code leaves on every row it hits; unknown here means no group, not an unknown one."""
+    if not n_rows or column.outlier_fraction is None:
+        return False
+    if round(column.outlier_fraction * n_rows) >= GAP_MIN_ROWS:
+        return False
+    ratio = extremeness(column)
+    return ratio is not None and ratio < LONE_VALUE_EXTREMENESS
 
 
 def measured_harm(artifact):
@@ -209,14 +239,15 @@ def _named_tails_continuous(artifact, target: str) -> bool:
     values beyond the fences, in either split, continues the bulk on the log scale
     (:func:`continuous_tail`)."""
     names = set(target.split(","))
-    columns = [
-        c
+    flagged = [
+        (split, [c for c in split.columns if c.name in names and (c.outlier_fraction or 0) > 0])
         for split in (artifact.dataset.train, artifact.dataset.test)
         if split is not None
-        for c in split.columns
-        if c.name in names and (c.outlier_fraction or 0) > 0
     ]
-    return continuous_tail(columns)
+    flagged = [(split, columns) for split, columns in flagged if columns]
+    return bool(flagged) and all(
+        continuous_tail(columns, split.n_rows) for split, columns in flagged
+    )
 
 
 def selected_by_value(artifact, rows) -> bool:
@@ -265,15 +296,38 @@ def natural_tail_gain(artifact, clip, rows) -> bool:
 MIN_AFFECTED_ROWS = 10
 
 
+def compared_by_count(artifact, target: str, n_test: int) -> bool:
+    """Whether the testing step refitted with the values of ``target`` imputed but left
+    out the comparison of the test rows holding them, and the statistics estimate fewer
+    than all but :data:`MIN_AFFECTED_ROWS` test rows hold such values: the comparison
+    was skipped because too few rows (by the training fences) hold them."""
+    clip = artifact.intervention("impute_outliers", target)
+    if clip is None or artifact.intervention("affected_rows") is not None:
+        return False
+    stats = [artifact.dataset.test.column(name) for name in target.split(",")]
+    if any(c is None for c in stats):
+        return False
+    flagged = sum((c.outlier_fraction or 0.0) for c in stats) * n_test
+    return flagged <= n_test - MIN_AFFECTED_ROWS
+
+
 def too_few_to_compare(artifact, target: str) -> bool:
     """Whether the test split holds fewer than :data:`MIN_AFFECTED_ROWS` rows with
     extreme values in the columns ``target`` names (comma-separated; their flagged
     shares summed, an upper bound of the rows), so no comparison of those rows could be
     made: the reason an impute-and-refit comes without one. False without test
-    statistics for them."""
+    statistics for them.
+
+    The testing step counts the rows by the *training* fences (the refit's), the
+    statistics by each split's own: the summed shares only estimate that count. When the
+    refit was measured and the comparison was not, the testing step found fewer than
+    :data:`MIN_AFFECTED_ROWS` such rows (or all but that many, which the estimate rules
+    out): its own count, which the estimate cannot overrule."""
     test = artifact.dataset.test
     if test is None or not test.n_rows:
         return False
+    if compared_by_count(artifact, target, test.n_rows):
+        return True
     stats = [test.column(name) for name in target.split(",")]
     if any(c is None for c in stats):
         return False
@@ -375,14 +429,16 @@ class Outliers(Rule):
         "rows regardless of their label); rows of a continuous natural tail are other "
         "cases whose labels differ too, so there only the refit can show harm. Conversely "
         "a refit gain on such a continuous tail whose test rows are predicted as well as the "
-        "rest (or are too few, under 10, to compare) is no harm of the values either "
+        "rest (or are too few, under 10, to compare: a refit the testing step made without "
+        "that comparison found fewer) is no harm of the values either "
         "(imputing genuine values throws their "
         "information away; the rows that hold them are not where the model fails): both "
         "measurements then count as harmless. When both "
         "measurements were taken (at "
         "least 10 test rows hold extreme values) and neither shows harm, the statistics' "
         "signals themselves carry the 0.35 cap, and when moreover the flagged values "
-        "continue the bulk on the log scale (no empty gap of a factor 10 or more between "
+        "continue the bulk on the log scale (a lone value past the fences, within natural "
+        "extremeness, is no group; no empty gap of a factor 10 or more between "
         "them and the rest: a natural heavy tail, not a unit error or a code) their "
         "confidence drops from 0.7-0.9 to 0.4; the gap never raises a score."
     )
@@ -458,7 +514,7 @@ class Outliers(Rule):
                 scored.append(((base + bonus) * factor, column, ratio))
             if scored:
                 score, column, ratio = max(scored, key=lambda t: (t[0], t[1].name))
-                natural = cap < 1.0 and continuous_tail(columns)
+                natural = cap < 1.0 and continuous_tail(columns, split.n_rows)
                 share = fractions[column.name]
                 detail = (
                     f"{pct(share)} of {split.name} {self.samples(artifact)} "

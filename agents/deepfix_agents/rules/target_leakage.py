@@ -125,6 +125,31 @@ def label_only_verdict(intervention) -> bool | None:
     return None
 
 
+#: a group of a column's values beyond the 5-IQR fences set apart from the rest by an
+#: empty factor of 10 on the log scale (``ColumnStats.outlier_gap``, in decades; the
+#: outliers rule's ``SEPARATED_GAP``) on at least this share of the training rows: values
+#: typed in another unit or a code
+SEPARATED_GAP, SEPARATED_SHARE = 1.0, 0.01
+
+
+def separated_cluster(artifact, feature: str) -> bool:
+    """Whether the training values of ``feature`` hold a separate cluster of extreme
+    values (:data:`SEPARATED_GAP`, :data:`SEPARATED_SHARE`). The label-only test
+    measures how much of the feature's variation beyond the label the other features
+    explain (an R²); values typed x1000 on a few percent of the rows carry nearly all of
+    that variation, at random with respect to every other column, so nothing explains
+    them and a real feature reads as label-only: the verdict then says nothing about a
+    leak (the unit error is the outliers rule's finding)."""
+    train = artifact.dataset.train
+    column = train.column(feature) if train is not None else None
+    return (
+        column is not None
+        and column.outlier_gap is not None
+        and column.outlier_gap >= SEPARATED_GAP
+        and (column.outlier_fraction or 0.0) >= SEPARATED_SHARE
+    )
+
+
 def label_only(intervention) -> bool:
     """The label-only test passed (see :func:`label_only_verdict`)."""
     return label_only_verdict(intervention) is True
@@ -258,7 +283,10 @@ class TargetLeakage(Rule):
         "the same feature adds confidence. Measured: a feature with association >= 0.8 that no "
         "other feature explains beyond the label (least-squares R² within 2 null standard "
         "errors of chance, at least 3 other features; shared beyond 3, no verdict in between "
-        "or when the 3-error bar exceeds 0.5, too many features for the rows to tell) is label-only, a post-outcome value: "
+        "or when the 3-error bar exceeds 0.5, too many features for the rows to tell, or when "
+        "at least 1% of its training values form a cluster a factor 10 past the rest on the "
+        "log scale: a unit error's variation, which nothing explains) is label-only, a "
+        "post-outcome value: "
         "0.8 -> 0.45, 0.9 -> 0.6, 0.97 -> 0.75, 0.99 -> 0.85; drop-and-refit and shuffling "
         "it on test are reported as evidence of what it is worth (x0.6 for multiclass tasks, "
         "as below). Both the association pattern and the label-only score are x0.5 when "
@@ -356,6 +384,8 @@ class TargetLeakage(Rule):
         for measured in artifact.interventions:
             if measured.kind != "label_only_feature" or not label_only(measured):
                 continue
+            if separated_cluster(artifact, measured.target):
+                continue  # the test read the unit error's variation, not the feature's
             column = measured.target
             association = measured.values.get("association", 0.0)
             score = interp(association, LABEL_ONLY_SCORE)
