@@ -290,3 +290,25 @@ def test_dq39_a_lone_value_is_no_cluster_and_a_skipped_comparison_means_too_few_
     # is not judged natural: the gain stays sized
     extreme = next(f for f in findings_of(_lone_and_uncompared(5000.0)) if f.category == "outliers")
     assert extreme.severity in ("medium", "high", "critical")
+
+
+def test_dq39_a_natural_tail_whose_strongest_column_is_a_lone_value_says_so():
+    """When the column that sets a split's signal is the lone value itself (its gap
+    unknown: no group of two), the natural-tail evidence names it as a single value past
+    the fences instead of formatting the missing gap (which raised and dropped the
+    finding's dataset signal on two corpus cases when round 39's rules were merged)."""
+    # both harm measurements taken and harmless (rows predicted as well as the rest, no
+    # refit gain): the cap that lets the tail be judged natural on the signals
+    harmless = (chance(0.70, 0.5), _imputed(0.70, 0.70).model_copy(update={"target": "towns,x1"}),
+                _affected_rows(0.17, 0.17, 0.07, 31))
+    data = with_interventions(_lone_and_uncompared(4.0), *harmless)
+    # a small test split (60 rows): its one value past the fences is 1.7 % of the rows,
+    # enough to flag the column, and no other test column is flagged
+    small = [num("towns", 60), num("x1", 60, outlier_fraction=1 / 60, outlier_gap=None, max=4.0),
+             num("x2", 60)]
+    test = data.dataset.test.model_copy(update={"columns": small, "n_rows": 60})
+    dataset = data.dataset.model_copy(update={"test": test})
+    found = next(f for f in findings_of(data.model_copy(update={"dataset": dataset}))
+                 if f.category == "outliers")
+    assert any("a single value past the fences" in e.detail for e in found.evidence)
+    assert found.severity == "low"

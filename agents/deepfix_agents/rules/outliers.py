@@ -530,10 +530,14 @@ class Outliers(Rule):
                 if sensitive:
                     detail += "; the model is scale-sensitive"
                 if natural:
+                    gap = (
+                        f"widest gap a factor {10 ** column.outlier_gap:.1f}"
+                        if column.outlier_gap is not None
+                        else "a single value past the fences"
+                    )
                     detail += (
-                        f"; on the log scale they continue the bulk (widest gap a factor "
-                        f"{10 ** column.outlier_gap:.1f}, no separate cluster) and neither "
-                        "harm measurement shows harm: a natural heavy tail"
+                        f"; on the log scale they continue the bulk ({gap}, no separate "
+                        "cluster) and neither harm measurement shows harm: a natural heavy tail"
                     )
                 confidence = 0.9 if ratio is not None and ratio >= 100 else 0.7
                 yield self.signal(
