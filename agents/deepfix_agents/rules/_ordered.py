@@ -37,15 +37,7 @@ def ordered_split_axis(artifact) -> str | None:
     carries no ``datetime_col`` but is as chronological as a dated split: its test period
     differs from the training period by construction, which is the honest split, not a
     bug."""
-    dataset = artifact.dataset
-    if dataset.train is None or dataset.test is None:
-        return None
-    for train in dataset.train.columns:
-        if train.n_unique < MIN_AXIS_VALUES:
-            continue
-        if ordered_extrapolation(train, dataset.test.column(train.name)) == "above":
-            return train.name
-    return None
+    return _first_axis(artifact, lambda train, test: ordered_extrapolation(train, test) == "above")
 
 
 def reversed_split_axis(artifact) -> str | None:
@@ -59,13 +51,20 @@ def reversed_split_axis(artifact) -> str | None:
     the training split along that column, and the cut falls inside one period, which
     then opens the training split and closes the test split. A shifted input moves its
     test values to new ones below the training range and shares none with it."""
+    return _first_axis(
+        artifact,
+        lambda train, test: ordered_extrapolation(train, test) == "below" and test.max == train.min,
+    )
+
+
+def _first_axis(artifact, runs_along) -> str | None:
+    """The first training column (in artifact order) with at least
+    :data:`MIN_AXIS_VALUES` distinct values for which ``runs_along(train, test)`` holds
+    on its two splits' statistics; None without both splits or such a column."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.test is None:
         return None
     for train in dataset.train.columns:
-        if train.n_unique < MIN_AXIS_VALUES:
-            continue
-        test = dataset.test.column(train.name)
-        if ordered_extrapolation(train, test) == "below" and test.max == train.min:
+        if train.n_unique >= MIN_AXIS_VALUES and runs_along(train, dataset.test.column(train.name)):
             return train.name
     return None
