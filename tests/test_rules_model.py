@@ -2893,6 +2893,54 @@ def test_seg31_failed_regression_segment_still_counts():
     assert "Cylinders = '4'" in title
 
 
+def _wages_like(sibling_mae, sibling_baseline=1.496):
+    """A skewed-wage-like test split of 360 rows where the scan lists only the men
+    (238 rows, MAE 2.925 at 0.98 of their own constant-guess error 2.975): the women, the
+    feature's other category, are not among the worst few, so they reach the rule only
+    through the men's recorded sibling aggregates (122 rows, MAE ``sibling_mae``,
+    constant-guess error ``sibling_baseline``)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test, n_seg, n_sib = 360, 238, 122
+    overall = (n_seg * 2.925 + n_sib * sibling_mae) / n_test
+    men = SegmentScore(feature="female", value="0.0", share=n_seg / n_test, n_rows=n_seg,
+                       error=2.925, overall_error=overall, baseline_error=2.975,
+                       overall_baseline_error=2.771, error_std=3.096,
+                       sibling_n_rows=n_sib, sibling_error=sibling_mae,
+                       sibling_baseline_error=sibling_baseline)
+    rmse = math.hypot(overall, 2.68)  # absolute errors spread at 2.68 over all test rows
+    perf = modified(HEALTHY_PERF, segments=[men],
+                    scores={"test": {"rmse": rmse, "mae": overall, "r2": 0.16}})
+    return artifact(task="regression", n_test=n_test, performance=perf)
+
+
+def test_ws40_recorded_siblings_judge_a_harder_segment_whose_siblings_are_unlisted():
+    """The men's MAE is almost twice the women's (z > 4 against the other rows), but
+    their wages spread twice as wide: the model removes as little of the women's
+    constant-guess error (1.05) as of theirs (0.98). The women are not listed as a
+    segment, so only the recorded sibling aggregates show it; with them the men are
+    compared with what comparable rows would get, and nothing reaches medium."""
+    from deepfix_agents.rules.weak_segment import comparable_error
+
+    data = _wages_like(1.573)
+    men = data.performance.segments[0]
+    assert comparable_error(men, data.performance.segments) > 2.3  # the other rows: 1.57
+    severity, _, _ = assess("weak_segment", data)
+    assert severity in HEALTHY
+    # the same segment as an old artifact without the record: the plain comparison
+    old = modified(men, sibling_n_rows=None, sibling_error=None, sibling_baseline_error=None)
+    assert comparable_error(old, [old]) is None
+
+
+def test_ws40_recorded_siblings_keep_a_segment_the_model_fails():
+    """The same men next to women the model serves well (at half their constant-guess
+    error): comparable rows would get half the men's own constant-guess error, far below
+    their MAE, so the segment still counts (medium or more)."""
+    severity, title, _ = assess("weak_segment", _wages_like(0.75))
+    assert severity in ("medium", "high", "critical")
+    assert "female = '0.0'" in title
+
+
 def test_seg31_no_comparable_error_without_baselines_or_siblings():
     """Artifacts without ``baseline_error`` (older caches) or a segment whose feature has
     no other category listed keep the plain comparison with the other rows."""

@@ -129,6 +129,35 @@ def more_segments(check, weakest: dict) -> list[dict]:
     return found
 
 
+def sibling_skill(seg, segments) -> tuple[float, int] | None:
+    """(the model's error per unit of constant-guess error on the other categories of
+    ``seg``'s feature, their rows), or None without a measurement.
+
+    The testing step records it over *every* other category (``sibling_error`` /
+    ``sibling_baseline_error`` on ``sibling_n_rows`` rows); the categories listed as
+    segments are only the worst few, above the overall error. Rebuilt from those alone
+    the skill is missing whenever the feature's other categories are not among the
+    worst (a two-valued feature: men listed, women not, on a wage whose men spread
+    twice as wide), and the segment that is merely harder is then compared with the
+    other rows' plain error. Old artifacts without the record fall back to the listed
+    siblings."""
+    recorded = seg.sibling_error is not None and (seg.sibling_baseline_error or 0) > 0
+    if recorded and seg.sibling_n_rows:
+        return seg.sibling_error / seg.sibling_baseline_error, seg.sibling_n_rows
+    siblings = [
+        s
+        for s in segments
+        if s.feature == seg.feature and s.value != seg.value and (s.baseline_error or 0) > 0
+    ]
+    if not siblings:
+        return None
+    n_siblings = sum(s.n_rows for s in siblings)
+    skill = sum(s.n_rows * s.error for s in siblings) / sum(
+        s.n_rows * s.baseline_error for s in siblings
+    )
+    return skill, n_siblings
+
+
 def comparable_error(seg, segments) -> float | None:
     """What the model's mean absolute error on a regression segment would be if it served
     the segment as well as the other categories of the same feature, given how hard each
@@ -137,8 +166,9 @@ def comparable_error(seg, segments) -> float | None:
     A segment's errors are large either because the model fails it or because its
     targets spread wider (the high-MPG cars of a cylinder count, whose MPG spreads far
     more than the 8-cylinder cars'). The sibling categories' skill, sum(n*error) /
-    sum(n*baseline) with ``baseline_error`` the best constant guess within each, times
-    the segment's own baseline is the error comparable rows would have. Compared with
+    sum(n*baseline) with ``baseline_error`` the best constant guess within each (all of
+    them, as the testing step records it: :func:`sibling_skill`), times the segment's
+    own baseline is the error comparable rows would have. Compared with
     the other rows' plain mean error, it does not count a harder segment as a failing
     one. The other rows' own baseline cannot stand in: pooled across categories it holds
     the between-category spread that the model explains easily. Both ratios are
@@ -151,17 +181,10 @@ def comparable_error(seg, segments) -> float | None:
     """
     if not seg.baseline_error or seg.baseline_error <= 0:
         return None
-    siblings = [
-        s
-        for s in segments
-        if s.feature == seg.feature and s.value != seg.value and (s.baseline_error or 0) > 0
-    ]
-    if not siblings:
+    measured = sibling_skill(seg, segments)
+    if measured is None:
         return None
-    n_siblings = sum(s.n_rows for s in siblings)
-    skill = sum(s.n_rows * s.error for s in siblings) / sum(
-        s.n_rows * s.baseline_error for s in siblings
-    )
+    skill, n_siblings = measured
     relative_noise = HALF_NORMAL_CV * math.sqrt(
         1.0 / max(seg.n_rows, 1) + 2.0 / max(n_siblings, 1)
     )
@@ -470,7 +493,8 @@ class WeakSegment(Rule):
         "the wider standard error), (segment - other rows) / segment undamped. A regression category "
         "is compared with what comparable rows would get, when that is higher than the "
         "other rows' error: its own constant-guess error times the model's error per unit"
-        " of constant-guess error on the feature's other categories, less 2 standard "
+        " of constant-guess error on the feature's other categories (all of them, as "
+        "recorded, not only those listed), less 2 standard "
         "errors of noise (a segment whose targets spread wider is harder, not failed). "
         "A category of fewer than 30 "
         "test rows counts only when significant (>= 3 standard errors); a searched box of "
