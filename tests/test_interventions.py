@@ -891,6 +891,45 @@ def test_a_spike_held_by_most_rows_is_the_columns_baseline_not_a_code():
     assert "a code for a missing value" in code[0].title
 
 
+def _shared_zero(relaxed):
+    """A detached 0 spike in ``gpa`` (13%) whose imputing refit gains 0.06 r2 (noise 0.02),
+    on exactly the test rows (same count, same error) of a 0 spike in ``hours``: a natural
+    point mass (found only by the relaxed tests) when ``relaxed``, else a strong spike."""
+    def rows(target, is_relaxed):
+        return Intervention(
+            kind="sentinel_rows", category="missing_values", target=target,
+            metric="mae_over_std", score_before=0.63, score_after=0.84, noise=0.12, n_rows=30,
+            model_used="predictions",
+            values={"value": 0.0, "share": 0.13, "relaxed": is_relaxed, "gap": 0.8},
+        )
+    imputed = Intervention(
+        kind="impute_sentinel", category="missing_values", target="gpa", metric="r2",
+        score_before=0.32, score_after=0.38, noise=0.02, n_rows=512, model_used="clone",
+        values={"value": 0.0, "share": 0.13, "gap": 0.83, "fill": 2.2, "relaxed": 0.0},
+    )
+    return with_interventions(artifact(task="regression"), chance(0.32, -0.01, metric="r2"),
+                              rows("gpa", 0.0), imputed, rows("hours", float(relaxed)))
+
+
+def test_a_zero_on_exactly_the_rows_of_another_columns_natural_zero_is_structural():
+    """0 cumulative GPA on exactly the test rows where the hours before the term are 0 (a
+    natural count): the GPA does not exist for a first term, another input marks those
+    rows, so the refit's gain from rewriting it is no missing-value code's harm: at most
+    low. The same rows shared with another strong spike (a lost record coding several
+    columns) keep the measured harm."""
+    from deepfix_agents.rules.missing_values import shared_spike
+
+    structural = _shared_zero(relaxed=True)
+    assert shared_spike(structural, structural.intervention("sentinel_rows", "gpa")).target == "hours"
+    found = [f for f in findings_of(structural) if f.category == "missing_values"]
+    assert found and found[0].severity == "low"
+    assert "the value does not exist for those rows" in found[0].evidence[0].detail
+    lost_record = _shared_zero(relaxed=False)
+    assert shared_spike(lost_record, lost_record.intervention("sentinel_rows", "gpa")) is None
+    coded = [f for f in findings_of(lost_record) if f.category == "missing_values"]
+    assert coded and coded[0].severity in ("medium", "high")
+
+
 # --------------------------------------------------------------------------- leak20: weak leaks
 
 

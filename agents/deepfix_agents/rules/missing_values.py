@@ -184,6 +184,41 @@ def structural_marker(artifact, column):
     return None
 
 
+def shared_spike(artifact, rows):
+    """The ``sentinel_rows`` comparison of another column's natural point mass (a spike
+    found only by the relaxed tests: a zero count beside the column's other common
+    values) whose test rows are exactly those of ``rows`` (a spike's own comparison):
+    same count, same error on both sides; else None.
+
+    A spike that falls row for row on another column's natural zero is a value that
+    does not exist for those rows, not a lost one: no cumulative GPA before a student's
+    first term, where the hours before it are 0. The zero is structural (the same
+    reasoning as gaps on the rows another column's spike marks, :func:`structural_marker`):
+    another input already says which rows they are, by a value that is real there, so
+    the model is not misled into reading a code as a measurement, and neither the rows'
+    error (it measures that kind of row) nor a refit's gain from rewriting the column to
+    the median (it moves those rows among the others, a change of representation, while
+    the other column still marks them) is a missing value's harm: reported at most low
+    (:data:`LOW_CAP`). A lost record that codes several columns on the same rows writes
+    a value none of them otherwise holds that often (each a strong spike, not a natural
+    point mass), so it keeps its measured harm."""
+    if rows is None or rows.score_before is None or rows.score_after is None or not rows.n_rows:
+        return None
+    for other in artifact.interventions:
+        if (
+            other.kind == "sentinel_rows"
+            and other.target != rows.target
+            and other.values.get("relaxed", 0.0)
+            and other.n_rows == rows.n_rows
+            and other.score_before is not None
+            and other.score_after is not None
+            and abs(other.score_before - rows.score_before) < 1e-9
+            and abs(other.score_after - rows.score_after) < 1e-9
+        ):
+            return other
+    return None
+
+
 def complete_on_test(artifact, column):
     """True when the test split exists, holds ``column`` and has no gap in it (and no
     ``missing_rows`` comparison was made for it, which needs gapped test rows): the
@@ -302,7 +337,10 @@ class MissingValues(Rule):
         "than half of its column (its baseline, a structural zero), is capped at low, as is a "
         "spike less than 0.25 IQRs outside the other values whose own test rows are predicted "
         "no worse than the rest beyond 2 noise units (a gain from rewriting a value that sits "
-        "where real values do, on rows the model does not get wrong, is not a code's harm)."
+        "where real values do, on rows the model does not get wrong, is not a code's harm), "
+        "and a spike whose test rows are exactly those of another column's natural point mass "
+        "(a relaxed spike: 0 cumulative GPA where the hours before the term are 0, a value that "
+        "does not exist for those rows and that another input marks, not a lost value)."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -457,7 +495,8 @@ class MissingValues(Rule):
                 interp(gain_share, SENTINEL_GAIN_SCORE),
             )
             adjacent = adjacent_gain(imputed, rows)
-            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent:
+            shared = shared_spike(artifact, rows)
+            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent or shared is not None:
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
@@ -479,6 +518,14 @@ class MissingValues(Rule):
                     "IQRs outside their range, where a real point mass sits) and its rows are "
                     f"predicted no worse than the rest beyond {NOISE_UNITS:g} noise units: the gain "
                     "does not show a code the model is misled by (reported at most low)"
+                )
+            elif shared is not None:
+                detail += (
+                    f", but these are exactly the test rows where {shared.target!r} holds "
+                    f"{shared.values.get('value', 0.0):g}, a natural value there: the value does not "
+                    "exist for those rows (structural, such as no GPA before any hours), another "
+                    "input already marks them, and it is not a lost value stored as a code "
+                    "(reported at most low)"
                 )
             else:
                 detail += ": it is a missing-value code the model takes at face value"
