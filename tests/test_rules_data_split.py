@@ -1861,7 +1861,8 @@ def test_mv37_gaps_on_exactly_the_rows_another_column_marks_are_structural():
 # --- round 37b: uc37 ---
 
 
-def _years(test_error: float, *, test_min: float = 1999.0):
+def _years(test_error: float, *, test_min: float = 1999.0, test_mean: float = 1999.8,
+           copied: float = 0.0):
     """A route panel split chronologically: train holds 1997-1999, test 1999-2000 (83% of
     test rows in 2000, a year training never saw). The 300 rows of 2000 have mean absolute
     error ``test_error`` (per-row spread 32) vs 43.9 (spread 23) on the 60 rows of 1999."""
@@ -1870,11 +1871,11 @@ def _years(test_error: float, *, test_min: float = 1999.0):
     year = {"dtype": "int64", "n_unique": 3, "unique_fraction": 0.004, "top_fraction": 0.36}
     train = [num("distance"), cat("year", min=1997.0, max=1999.0, mean=1998.0, **year)]
     test = [num("distance", 360),
-            cat("year", min=test_min, max=2000.0, mean=1999.8, **{**year, "n_unique": 2})]
+            cat("year", min=test_min, max=2000.0, mean=test_mean, **{**year, "n_unique": 2})]
     art = artifact(
         train, test, n_train=840, n_test=360, task="regression",
         comparison=SplitComparison(unseen_category_fraction={"year": 0.83},
-                                   test_to_train_ratio=0.43),
+                                   test_to_train_ratio=0.43, overlap_fraction=copied),
         checks=[failed("New Category Train Test", values={"year": 0.83})],
     )
     seg = SegmentScore(feature="year", value="2000", share=0.83, n_rows=300, error=test_error,
@@ -1897,6 +1898,24 @@ def test_uc37_later_years_on_a_chronological_split_are_at_most_low():
     # test years that also reach back into training's range (1997-2000): not a split
     # along the column, the new year keeps its full weight
     assert finding("unseen_categories", _years(48.8, test_min=1997.0))["severity"] == "critical"
+
+
+
+def test_dp41_copied_training_rows_do_not_hide_a_split_along_the_years():
+    # 37.5% of the test rows are exact copies of training rows (train/test overlap): they
+    # bring training years (1997) into the test split. Set aside at the training mean
+    # (1998.0), the other rows average (1999.1 - 0.375 * 1998) / 0.625 = 1999.76, past
+    # the last training year: the split still runs along the years, at most low (DEV
+    # airfares overlap60, county_crime overlap10)
+    copied = _years(48.8, test_min=1997.0, test_mean=1999.1, copied=0.375)
+    found = finding("unseen_categories", copied)
+    assert found["severity"] == "low"
+    signals = list(RULES.get("unseen_categories")().detect("dataset", copied))
+    assert any("not copies of training rows" in s.evidence.detail for s in signals)
+    # the same copies while the other rows average inside the training range (1998.3):
+    # test years reaching back into training's own, the new year keeps its full weight
+    inside = _years(48.8, test_min=1997.0, test_mean=1998.2, copied=0.375)
+    assert finding("unseen_categories", inside)["severity"] == "critical"
 
 
 # --- round 37: ox37 ---

@@ -10,12 +10,14 @@ from __future__ import annotations
 MIN_AXIS_VALUES = 3
 
 
-def ordered_extrapolation(train, test) -> str | None:
+def ordered_extrapolation(train, test, copied: float = 0.0) -> str | None:
     """``'above'`` when every test value of a numeric column is at or above its training
     maximum (``'below'``: at or below its minimum) while the test values are not all one
     old value, else None. The split then runs along this column (a chronological split by
     year): its new values are the next values of an ordered number, which every such split
-    shows by construction, not codes the encoder has never learned."""
+    shows by construction, not codes the encoder has never learned. ``copied`` (the share
+    of test rows that copy training rows) sets those rows aside
+    (:func:`_past_range_beside_copies`)."""
     if train is None or test is None:
         return None
     values = (train.min, train.max, test.min, test.max)
@@ -24,6 +26,28 @@ def ordered_extrapolation(train, test) -> str | None:
     if test.min >= train.max and test.max > train.max:
         return "above"
     if test.max <= train.min and test.min < train.min:
+        return "below"
+    return _past_range_beside_copies(train, test, copied)
+
+
+def _past_range_beside_copies(train, test, copied: float) -> str | None:
+    """The side when the test rows that are not copies of training rows lie past the
+    training range on average, the copied rows (``copied``: the share of test rows that
+    are exact training rows) set aside; else None.
+
+    A copied training row carries a training value of every column by construction, so a
+    chronological split whose test split also holds copies of old rows no longer has all
+    its test values past the training range, though its own rows still are. The copies
+    are drawn from the training rows and so carry the training mean: the mean of the other
+    test rows is ``(test.mean - copied * train.mean) / (1 - copied)``. When that lies at or
+    beyond the training maximum (minimum), the uncopied rows are the later (earlier)
+    period of the ordered number and the copies are a separate bug (train/test overlap)."""
+    if not 0 < copied < 1 or train.mean is None or test.mean is None:
+        return None
+    rest = (test.mean - copied * train.mean) / (1 - copied)
+    if test.max > train.max and rest >= train.max:
+        return "above"
+    if test.min < train.min and rest <= train.min:
         return "below"
     return None
 
@@ -37,7 +61,18 @@ def ordered_split_axis(artifact) -> str | None:
     carries no ``datetime_col`` but is as chronological as a dated split: its test period
     differs from the training period by construction, which is the honest split, not a
     bug."""
-    return _first_axis(artifact, lambda train, test: ordered_extrapolation(train, test) == "above")
+    copied = copied_share(artifact)
+    return _first_axis(
+        artifact, lambda train, test: ordered_extrapolation(train, test, copied) == "above"
+    )
+
+
+def copied_share(artifact) -> float:
+    """The share of test rows that are exact copies of training rows (0 when unmeasured):
+    they hold training values of every column by construction, so the split's direction
+    is read from the other test rows (see ``ordered_extrapolation``)."""
+    comparison = artifact.dataset.comparison
+    return (comparison.overlap_fraction or 0.0) if comparison is not None else 0.0
 
 
 def reversed_split_axis(artifact) -> str | None:

@@ -13,6 +13,7 @@ preferred, with the noise floor at the full row counts.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
@@ -228,11 +229,14 @@ def period_drift_without_harm(artifact) -> str | None:
         return None
     from deepfix_agents.rules.underfitting import cross_validated_ladder
 
-    ladder = cross_validated_ladder(artifact)
+    ladder = twin_free_ladder(artifact, cross_validated_ladder(artifact))
     test_score = artifact.performance.test_score
     if not ladder or test_score is None:
         return None
     cv = max(b.cv_score for b in ladder)
+    rows = "the training rows"
+    if any(isinstance(b, _Rung) for b in ladder):
+        rows += " without an exact duplicate (a lower bound)"
     best = max(ladder, key=lambda b: (b.test_score, b.name))
     margin = PERIOD_NOISE_UNITS * noise
     if best.test_score < cv - margin:
@@ -246,16 +250,50 @@ def period_drift_without_harm(artifact) -> str | None:
         return (
             f"the test period follows the training period (chronological split); the "
             f"baseline ladder scores {best.test_score:.3f} on it vs {cv:.3f} in "
-            f"cross-validation on the training rows, and {own}: the later period is no "
+            f"cross-validation on {rows}, and {own}: the later period is no "
             "harder to predict, the model's shortfall is its own, so the drift costs it "
             "nothing measurable: low"
         )
     return (
         f"the test period follows the training period (chronological split); the baseline "
-        f"ladder scores {best.test_score:.3f} on it vs {cv:.3f} in cross-validation on the "
-        f"training rows and the model {test_score:.3f} (noise {noise:.3f}): the later period "
+        f"ladder scores {best.test_score:.3f} on it vs {cv:.3f} in cross-validation on "
+        f"{rows} and the model {test_score:.3f} (noise {noise:.3f}): the later period "
         "is no harder to predict, so the drift costs this model nothing measurable: low"
     )
+
+
+class _Rung(NamedTuple):
+    """A rung of the baseline ladder with its cross-validated score read without the
+    training rows that have an exact twin (see :func:`twin_free_ladder`)."""
+
+    name: str
+    cv_score: float
+    test_score: float
+
+
+def twin_free_ladder(artifact, ladder) -> list:
+    """The ladder with each rung's cross-validated score discounted by what exact
+    duplicates in the training rows can add to it, at most.
+
+    A training row whose exact twin is also a training row sits, in cross-validation,
+    in a validation fold while its twin is in the training folds: it is predicted from
+    its own copy, which no later period offers. The rows with a twin are at most twice
+    the duplicated share ``d`` (every extra copy beside its original), ``f = min(2d,
+    1)``; scored perfectly they lift a score whose loss adds up per row (1 - R2, the
+    error rate) from ``s`` on the other rows to ``1 - (1 - s)(1 - f)``, so the other rows
+    score at least ``1 - (1 - cv) / (1 - f)``. Without that discount planted duplicates
+    read as a later period harder than the earlier one (DEV county_crime with 20% of
+    its training rows duplicated: tree 0.72 in cross-validation, 0.53 on the rows
+    without a twin, 0.59 on the test years) and block the period excuse."""
+    train = artifact.dataset.train
+    duplicated = train.duplicate_fraction if train is not None else 0.0
+    twinned = min(2 * (duplicated or 0.0), 1.0)
+    if twinned <= 0 or twinned >= 1:
+        return ladder
+    return [
+        _Rung(b.name, min(b.cv_score, 1 - (1 - b.cv_score) / (1 - twinned)), b.test_score)
+        for b in ladder
+    ]
 
 
 #: rungs of the ladder needed to read "every rung kept its score": one simple model
@@ -523,7 +561,10 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         "or, for a regression model further below the ladder, its "
         "squared error on test is no larger than on its own training rows (within one "
         "standard error): the later period costs no model anything, the shortfall is the "
-        "model's own."
+        "model's own. The ladder's cross-validated score is read without the training rows "
+        "that have an exact duplicate (at most twice the duplicated share, scored "
+        "perfectly from their copy), and the split's direction without the test rows that "
+        "copy training rows."
     )
     explains = (
         "prediction_drift",

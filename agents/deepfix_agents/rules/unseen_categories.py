@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._ordered import ordered_extrapolation
+from deepfix_agents.rules._ordered import copied_share, ordered_extrapolation
 from deepfix_agents.rules._runtime import (
     crash_detail,
     crash_score,
@@ -81,12 +81,14 @@ def block_offset(train, test) -> float | None:
 
 def harmless_extrapolation(artifact, name: str) -> str | None:
     """The side (see ``ordered_extrapolation``) when column ``name``'s new test values
-    extend its training range along the split and their rows show no harm beyond noise."""
+    extend its training range along the split and their rows show no harm beyond noise.
+    Test rows that copy training rows (train/test overlap) are set aside when reading the
+    split's direction: they hold old values by construction."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.test is None:
         return None
     train = dataset.train.column(name)
-    side = ordered_extrapolation(train, dataset.test.column(name))
+    side = ordered_extrapolation(train, dataset.test.column(name), copied_share(artifact))
     if side is None:
         return None
     z = _segment_harm(artifact, name, side, train)
@@ -143,7 +145,10 @@ class UnseenCategories(Rule):
         "not counted. So is a numeric column whose test values all lie at or beyond one end "
         "of its training range (a year on a chronological split: the split runs along the "
         "ordered number and its next values are expected), unless the rows holding the new "
-        "values score worse than the column's other test rows by 2 standard errors or more."
+        "values score worse than the column's other test rows by 2 standard errors or more. "
+        "Test rows that copy training rows (train/test overlap) hold old values by "
+        "construction and are set aside: the other test rows' mean, the copies taken at the "
+        "training mean, at or beyond the training range reads the same way."
     )
     explains = ("feature_drift", "label_drift", "prediction_drift", "weak_segment")
 
@@ -223,8 +228,13 @@ class UnseenCategories(Rule):
                         "rather than new categories: low"
                     )
                 if beyond is not None:
+                    where = (
+                        f"every test value lies {beyond}"
+                        if ordered_extrapolation(column, dataset.test.column(name)) is not None
+                        else f"the test rows that are not copies of training rows lie {beyond}"
+                    )
                     detail += (
-                        f"; every test value lies {beyond} the training range (the split runs "
+                        f"; {where} the training range (the split runs "
                         "along this ordered number, e.g. later years) and its rows score no "
                         "worse than the column's other test rows beyond noise: extrapolation "
                         "of an ordered value, not unknown categories: low"
