@@ -171,17 +171,22 @@ def structural_marker(artifact, column):
     if gaps is None or gaps.score_before is None or gaps.score_after is None or not gaps.n_rows:
         return None
     for spike in artifact.interventions:
-        if (
-            spike.kind == "sentinel_rows"
-            and spike.target != column
-            and spike.n_rows == gaps.n_rows
-            and spike.score_before is not None
-            and spike.score_after is not None
-            and abs(spike.score_before - gaps.score_before) < 1e-9
-            and abs(spike.score_after - gaps.score_after) < 1e-9
-        ):
+        if spike.kind == "sentinel_rows" and spike.target != column and same_rows(spike, gaps):
             return spike
     return None
+
+
+def same_rows(a, b) -> bool:
+    """Whether two affected-rows comparisons read the same test rows, as far as their
+    records tell: the same count and the same error on both sides (the rows themselves
+    are never recorded). ``b`` must hold both scores."""
+    return (
+        a.n_rows == b.n_rows
+        and a.score_before is not None
+        and a.score_after is not None
+        and abs(a.score_before - b.score_before) < 1e-9
+        and abs(a.score_after - b.score_after) < 1e-9
+    )
 
 
 def shared_spike(artifact, rows):
@@ -209,11 +214,7 @@ def shared_spike(artifact, rows):
             other.kind == "sentinel_rows"
             and other.target != rows.target
             and other.values.get("relaxed", 0.0)
-            and other.n_rows == rows.n_rows
-            and other.score_before is not None
-            and other.score_after is not None
-            and abs(other.score_before - rows.score_before) < 1e-9
-            and abs(other.score_after - rows.score_after) < 1e-9
+            and same_rows(other, rows)
         ):
             return other
     return None
