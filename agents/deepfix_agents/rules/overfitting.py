@@ -14,7 +14,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
 from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises
 from deepfix_agents.rules._training import smoothed
-from deepfix_agents.rules.poor_calibration import ECE_SCORE, gap_excess
+from deepfix_agents.rules.poor_calibration import ECE_SCORE, one_way_excess
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
     LAG_HARM_SCORE,
@@ -221,7 +221,7 @@ def memorised_overconfidence(artifact, shift: float, noise: float) -> float | No
     (an unbootstrapped forest of identical trees, a 1-NN, boosting without leaves'
     minimum size). Its overconfidence on the test rows (the signed confidence gap,
     mean stated confidence minus accuracy, beyond ``poor_calibration``'s chance level
-    for it, :func:`~deepfix_agents.rules.poor_calibration.gap_excess`) is then the
+    for it, :func:`~deepfix_agents.rules.poor_calibration.one_way_excess`) is then the
     memorisation's measured harm even where the test decisions beat every simple
     baseline, and the miscalibration it shows is its symptom. A model whose training
     rows are stated less surely (a bootstrapped forest averages trees that never saw
@@ -247,8 +247,7 @@ def memorised_overconfidence(artifact, shift: float, noise: float) -> float | No
         return None
     if not math.isfinite(train_loss) or train_loss > -math.log(MEMORISED):
         return None
-    excess = gap_excess(artifact, ece, artifact.dataset.test.n_rows)
-    return excess if excess is not None and excess > 0 else None
+    return one_way_excess(artifact)
 
 
 def skill_lost_score(artifact, reach: float, lag: float) -> float | None:

@@ -203,6 +203,19 @@ def gap_excess(artifact, ece: float, n_test: int) -> float | None:
     return min(abs(gap), ece) - GAP_Z * math.sqrt(stated * (1.0 - stated) / n_test)
 
 
+def one_way_excess(artifact) -> float | None:
+    """The model's one-way calibration error on its test rows beyond what a calibrated
+    model shows by chance (:func:`gap_excess` with its ECE), or None when it is not
+    measured or within chance. The reading both capacity rules size their calibration
+    harm by: a memoriser's overconfidence (``overfitting``) and an underfitted model's
+    underconfidence (``underfitting``); the direction is theirs to check."""
+    ece = artifact.performance.calibration_error
+    if ece is None:
+        return None
+    excess = gap_excess(artifact, ece, artifact.dataset.test.n_rows)
+    return excess if excess is not None and excess > 0 else None
+
+
 def underconfident(artifact) -> bool:
     """Whether the model's probabilities are off mostly one way, below its accuracy
     (:func:`direction` ``"under"``). Causes that make a model confidently wrong (a

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules.outliers import SEPARATED_GAP
 
 #: association of one feature with the label -> impact score
 #: (|2*AUC-1| for classes, |Spearman| for regression, NMI for categoricals). Strong real
@@ -125,11 +126,11 @@ def label_only_verdict(intervention) -> bool | None:
     return None
 
 
-#: a group of a column's values beyond the 5-IQR fences set apart from the rest by an
-#: empty factor of 10 on the log scale (``ColumnStats.outlier_gap``, in decades; the
-#: outliers rule's ``SEPARATED_GAP``) on at least this share of the training rows: values
-#: typed in another unit or a code
-SEPARATED_GAP, SEPARATED_SHARE = 1.0, 0.01
+#: a group of a column's values beyond the 5-IQR fences set apart from the rest by the
+#: outliers rule's empty gap (:data:`~deepfix_agents.rules.outliers.SEPARATED_GAP`
+#: decades on the log scale, ``ColumnStats.outlier_gap``) on at least this share of the
+#: training rows: values typed in another unit or a code
+SEPARATED_SHARE = 0.01
 
 
 def separated_cluster(artifact, feature: str) -> bool:

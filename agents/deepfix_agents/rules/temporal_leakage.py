@@ -113,7 +113,13 @@ class TemporalLeakage(Rule):
         detail = f"{pct(share)} of test rows are dated before the latest training date ({column!r})"
         if association is not None:
             detail += f"; the date's association with the label on train is {association:.2f}"
-        yield self.signal(
+        yield self._before_signal(share, column, factor, association, detail)
+
+    def _before_signal(self, share, column, factor, association, detail):
+        """The dataset signal of ``share`` of the test rows lying before the training
+        period along ``column`` (a date, or an undated ordered axis), scored by the share
+        times the time-dependence ``factor``: one scoring for both readings."""
+        return self.signal(
             "dataset",
             score=interp(share, BEFORE_SCORE) * factor,
             confidence=0.9 if factor >= 0.6 else 0.6,
@@ -141,17 +147,7 @@ class TemporalLeakage(Rule):
         )
         if association is not None:
             detail += f"; its association with the label on train is {association:.2f}"
-        yield self.signal(
-            "dataset",
-            score=interp(1.0, BEFORE_SCORE) * factor,
-            confidence=0.9 if factor >= 0.6 else 0.6,
-            detail=detail,
-            value=1.0,
-            share=1.0,
-            column=column,
-            association=association,
-            trend=factor >= 0.6,
-        )
+        yield self._before_signal(1.0, column, factor, association, detail)
 
     def detect_deepchecks(self, artifact):
         factor, association = self._factor(artifact)

@@ -412,7 +412,7 @@ def underconfident_lag(artifact, lag: float, noise: float) -> bool:
 def shrunk_harm(artifact) -> float:
     """The calibration a model fitted too little pays, on ``poor_calibration``'s scale
     (``ECE_SCORE``): its stated confidence below its accuracy beyond what a calibrated
-    model shows by chance (:func:`~deepfix_agents.rules.poor_calibration.gap_excess`).
+    model shows by chance (:func:`~deepfix_agents.rules.poor_calibration.one_way_excess`).
 
     Where :func:`underconfident_lag` holds, the probabilities still near the class
     shares and the decisions behind the ladder are one fault (too few boosting rounds,
@@ -420,13 +420,10 @@ def shrunk_harm(artifact) -> float:
     probabilities as the lag is in the decisions, so the finding that explains the
     miscalibration carries its size (the mirror of a memoriser's overconfidence, which
     the overfitting rule scores the same way). 0 without a measured one-way gap."""
-    from deepfix_agents.rules.poor_calibration import ECE_SCORE, gap_excess
+    from deepfix_agents.rules.poor_calibration import ECE_SCORE, one_way_excess
 
-    ece = artifact.performance.calibration_error
-    if ece is None:
-        return 0.0
-    excess = gap_excess(artifact, ece, artifact.dataset.test.n_rows)
-    return interp(excess, ECE_SCORE) if excess is not None and excess > 0 else 0.0
+    excess = one_way_excess(artifact)
+    return interp(excess, ECE_SCORE) if excess is not None else 0.0
 
 
 def baseline(artifact, prefix: str):
