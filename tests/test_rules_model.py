@@ -3620,6 +3620,23 @@ def test_uu34_collected_noise_on_a_regression_whose_weak_features_pass_beyond_ch
 # --- round 35: sl35 ---
 
 
+def _category_segments(feature, rows, baseline_error, overall_baseline_error):
+    """(the classification segments of one categorical ``feature`` whose categories are
+    ``rows`` [(value, test rows, wrong answers)], the overall error rate over all their
+    rows): the categories cover the whole test split, so the overall error is theirs."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_test = sum(n for _, n, _ in rows)
+    overall = sum(wrong for _, _, wrong in rows) / n_test
+    segments = [
+        SegmentScore(feature=feature, value=value, share=n / n_test, n_rows=n,
+                     error=wrong / n, overall_error=overall, baseline_error=baseline_error,
+                     overall_baseline_error=overall_baseline_error)
+        for value, n, wrong in rows
+    ]
+    return segments, overall
+
+
 def _sl35_site_with_slice(seg_wrong, slice_wrong, expected_wrong=4.8, description=None,
                           slice_rows=106):
     """A 4-class model on 360 test rows (the airports shape): 'kind' has three levels;
@@ -3627,18 +3644,10 @@ def _sl35_site_with_slice(seg_wrong, slice_wrong, expected_wrong=4.8, descriptio
     top overconfident slice is, by default, that whole category: 53 confident rows,
     ``slice_wrong`` of them wrong where the model's stated confidence expects
     ``expected_wrong``."""
-    from mlflow_deepfix.schemas import SegmentScore
-
-    n_test, errors = 360, seg_wrong + 5
-    overall = errors / n_test
-
-    def segment(value, n, wrong):
-        return SegmentScore(feature="kind", value=value, share=n / n_test, n_rows=n,
-                            error=wrong / n, overall_error=overall, baseline_error=0.6,
-                            overall_baseline_error=0.66)
-
-    segments = [segment("municipal", 106, seg_wrong), segment("county", 49, 1),
-                segment("other", 205, 4)]
+    segments, overall = _category_segments(
+        "kind", [("municipal", 106, seg_wrong), ("county", 49, 1), ("other", 205, 4)],
+        baseline_error=0.6, overall_baseline_error=0.66)
+    n_test = 360
     perf = modified(HEALTHY_PERF, segments=segments, test_score=1 - overall,
                     prediction_distribution={"0": 0.1, "1": 0.3, "2": 0.3, "3": 0.3})
     cols = [col(f) for f in FEATURES] + [col("kind", kind="categorical", n_unique=3)]
@@ -4195,18 +4204,10 @@ def _ws38_memoriser_with_site(site_wrong, linear_test=0.69, tree_test=0.67):
     contraception_use shape): 'religion' has three levels; 'other' (99 rows) gets
     ``site_wrong`` wrong answers, the other 261 rows 73 (28 %). The linear and tree
     rungs of the ladder reach ``linear_test`` and ``tree_test`` on test."""
-    from mlflow_deepfix.schemas import SegmentScore
-
-    n_test, errors = 360, site_wrong + 73
-    overall = errors / n_test
-
-    def segment(value, n, wrong):
-        return SegmentScore(feature="religion", value=value, share=n / n_test, n_rows=n,
-                            error=wrong / n, overall_error=overall, baseline_error=0.45,
-                            overall_baseline_error=0.45)
-
-    segments = [segment("other", 99, site_wrong), segment("catholic", 130, 37),
-                segment("protestant", 131, 36)]
+    segments, overall = _category_segments(
+        "religion", [("other", 99, site_wrong), ("catholic", 130, 37), ("protestant", 131, 36)],
+        baseline_error=0.45, overall_baseline_error=0.45)
+    n_test = 360
     perf = modified(HEALTHY_PERF, segments=segments, train_score=0.977,
                     test_score=1 - overall - 0.01)
     cols = [col(f) for f in FEATURES] + [col("religion", kind="categorical", n_unique=3)]
