@@ -5,7 +5,7 @@ The 14 core datasets are split once, before any failure is read, stratified by t
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
 
-    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v2|v1]
+    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v2|v1] [--strict]
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
     python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
     python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v2-OLDKEY --cache-root CACHE_ROOT
@@ -22,6 +22,10 @@ has read (scored like HELD-OUT and reported beside it; rule authors do not read 
 failures); tips, dietox and framing joined DEV, for variety (a panel with natural gaps,
 small half-categorical sets). DEV numbers since then are over 10 datasets.
 
+``score --strict`` exits 1, naming the cases and the rules, when a rule or an analyzer
+raised during stage 2: otherwise such a rule is recorded and skipped (the others go on),
+and its error shows only as a warning on stderr.
+
 ``stage1`` re-runs the testing step (1 worker, or 2 with ``--workers 2``) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
 """
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -70,12 +75,65 @@ def halves(split: dict[str, list[str]]) -> list[str]:
     return [h for h in ("dev", "held_out", "fresh") if split.get(h)]
 
 
-def _outcomes(cache: Path):
+def _specs(cache: Path):
     from mlflow_deepfix.bench.corpus.cases import CaseSpec
+
+    return [CaseSpec.from_id(p.stem) for p in sorted(cache.glob("*.json"))]
+
+
+def _outcomes(cache: Path):
     from mlflow_deepfix.bench.corpus.runner import run_stage2
 
-    specs = [CaseSpec.from_id(p.stem) for p in sorted(cache.glob("*.json"))]
-    return run_stage2(specs, directory=cache)
+    return run_stage2(_specs(cache), directory=cache)
+
+
+#: the loggers through which stage 2 records a rule or an analyzer that raised: the
+#: analyzer catches a rule's exception, logs it, keeps the other rules' signals and goes
+#: on (``RuleSourceAnalyzer.analyze``); the coordinator does the same for an analyzer
+#: (``run_analyzers``). Neither reaches the ``CaseOutcome`` (its ``error`` holds only a
+#: diagnosis that raised as a whole), so ``score --strict`` reads them from the log.
+FAILURE_LOGGERS = ("deepfix_agents.analyzers._base", "deepfix_agents.coordinator")
+
+
+class _FailureLog(logging.Handler):
+    """Collects the warnings of :data:`FAILURE_LOGGERS` (their messages, in order)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name in FAILURE_LOGGERS:
+            self.messages.append(record.getMessage())
+
+
+def _outcomes_and_failures(cache: Path):
+    """Stage 2 as :func:`_outcomes` runs it (case by case, the same diagnosis), with the
+    errors recorded on each case: per case id, the rules and analyzers that raised (as
+    logged) and a diagnosis that raised as a whole (the outcome's ``error``)."""
+    from mlflow_deepfix.bench.corpus.runner import run_stage2
+
+    handler = _FailureLog()
+    logger = logging.getLogger("deepfix_agents")
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    outcomes, failures = [], {}
+    try:
+        for spec in _specs(cache):
+            del handler.messages[:]
+            (outcome,) = run_stage2([spec], directory=cache)
+            outcomes.append(outcome)
+            failed = list(dict.fromkeys(handler.messages))
+            if outcome.error and outcome.error.startswith("diagnosis:"):
+                failed.append(outcome.error)
+            if failed:
+                failures[spec.id] = failed
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    return outcomes, failures
 
 
 def _line(name: str, s) -> str:
@@ -111,7 +169,11 @@ def score_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.scoring import group_scores, score
 
     split = load_split()
-    outcomes = _outcomes(Path(args.cache))
+    failures = {}
+    if args.strict:
+        outcomes, failures = _outcomes_and_failures(Path(args.cache))
+    else:
+        outcomes = _outcomes(Path(args.cache))
     if args.definition in ("v2", "v1"):
         outcomes = _without_same_mechanism(outcomes)
     if args.definition == "v1":
@@ -139,6 +201,13 @@ def score_cmd(args) -> int:
                     print("   " + _line(k, v))
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
+    if failures:
+        print(f"strict: rules or analyzers raised during stage 2 on {len(failures)} "
+              "case(s):", file=sys.stderr)
+        for case_id, messages in failures.items():
+            for message in messages:
+                print(f"  {case_id}: {message}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -278,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
                    "accepts either, see cases.SAME_MECHANISM); v1: also corpus v1's "
                    "validity (absolute ECE bar; class_imbalance and prediction_drift "
                    "counted without measured harm), same artifacts")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1, naming the cases and the rules, when a rule or an analyzer "
+                   "raised during stage 2 (recorded and skipped otherwise: the other rules "
+                   "go on and the error shows only as a warning on stderr)")
     p = sub.add_parser("failures")
     p.add_argument("--cache", required=True)
     p.add_argument("--category", required=True)

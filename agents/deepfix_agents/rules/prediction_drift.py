@@ -48,6 +48,7 @@ from deepfix_agents.rules.feature_drift import (
     multivariate_drift,
     numeric_shift,
     performance_factor,
+    period_drift_without_harm,
     two_sample_noise,
 )
 from deepfix_agents.rules._memorisation import memorises
@@ -482,8 +483,6 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         predictions biased by that much on the later period are a cost to this model
         the scores were too noisy to show. The other readings (Deepchecks' distance, a
         joint shift of the inputs) stay capped: they measure a shift, not its cost."""
-        from deepfix_agents.rules.feature_drift import period_drift_without_harm
-
         score = self.score(signals)
         if period_drift_without_harm(artifact) is not None:
             own = _own(artifact)

@@ -84,15 +84,29 @@ def harmless_extrapolation(artifact, name: str) -> str | None:
     extend its training range along the split and their rows show no harm beyond noise.
     Test rows that copy training rows (train/test overlap) are set aside when reading the
     split's direction: they hold old values by construction."""
+    reading = _harmless_extrapolation_reading(artifact, name)
+    return reading[0] if reading is not None else None
+
+
+def _harmless_extrapolation_reading(artifact, name: str) -> tuple[str, bool] | None:
+    """:func:`harmless_extrapolation`'s side with whether every test value lies past the
+    training range (``ordered_extrapolation`` without copies set aside: True) or only the
+    test rows that are not copies of training rows do (False), so the wording reuses the
+    reading the decision made."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.test is None:
         return None
-    train = dataset.train.column(name)
-    side = ordered_extrapolation(train, dataset.test.column(name), copied_share(artifact))
+    train, test = dataset.train.column(name), dataset.test.column(name)
+    # every test value past the range: that reading does not depend on the copies, so it
+    # is the side whenever it holds; otherwise the copies are set aside
+    every = ordered_extrapolation(train, test)
+    side = every if every is not None else ordered_extrapolation(
+        train, test, copied_share(artifact)
+    )
     if side is None:
         return None
     z = _segment_harm(artifact, name, side, train)
-    return side if z is None or z < HARM_Z else None
+    return (side, every is not None) if z is None or z < HARM_Z else None
 
 
 @register_rule
@@ -203,13 +217,17 @@ class UnseenCategories(Rule):
             offset = block_offset(column, dataset.test.column(name))
             if offset is not None:
                 score = min(score, BLOCK_SHIFT_CAP)
-            beyond = harmless_extrapolation(artifact, name) if offset is None else None
+            reading = (
+                _harmless_extrapolation_reading(artifact, name) if offset is None else None
+            )
+            beyond = reading[0] if reading is not None else None
+            every = reading is not None and reading[1]
             if beyond is not None:
                 score = min(score, EXTRAPOLATION_CAP)
-            scored.append((score, name, share, uniqueness, offset, beyond))
+            scored.append((score, name, share, uniqueness, offset, beyond, every))
         affected = [s for s in scored if s[2] >= 0.03 and s[4] is None and s[5] is None]
         if scored:
-            score, name, share, uniqueness, offset, beyond = max(
+            score, name, share, uniqueness, offset, beyond, every = max(
                 scored, key=lambda t: (t[0], t[1])
             )
             score += min(COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS)
@@ -230,7 +248,7 @@ class UnseenCategories(Rule):
                 if beyond is not None:
                     where = (
                         f"every test value lies {beyond}"
-                        if ordered_extrapolation(column, dataset.test.column(name)) is not None
+                        if every
                         else f"the test rows that are not copies of training rows lie {beyond}"
                     )
                     detail += (
