@@ -278,6 +278,24 @@ def test_a_slice_is_overconfident_when_its_errors_exceed_what_the_model_claims_t
     assert over[0].overall_rate == pytest.approx(0.2, abs=0.02)
 
 
+def test_os42_a_slice_right_more_often_than_it_is_confident_is_no_overconfident_slice():
+    # the model says 0.52 on the slice and is never wrong there (calibrated elsewhere:
+    # says 0.9, wrong 10%): the slice search lists it as needlessly unsure, and the
+    # overconfident_slice rule names nothing; the direction is the whole mechanism
+    unsure = _claimed(5, slice_top=0.52, slice_error=0.0, rest_top=0.9, rest_error=0.10)
+    listed = [s for s in unsure.slices if s.description == "group = s"]
+    assert listed and listed[0].kind == "underconfident"
+    assert listed[0].rate == pytest.approx(1.0) and listed[0].mean_confidence < 0.6
+    artifact = _artifact(confidence=unsure)
+    assert not list(RULES.get("overconfident_slice")().detect_model(artifact))
+    # the same slice said 0.99 and wrong 30% of the time is one
+    sure = _artifact(confidence=_claimed(5, slice_top=0.99, slice_error=0.30,
+                                         rest_top=0.9, rest_error=0.10))
+    named = list(RULES.get("overconfident_slice")().detect_model(sure))
+    assert named and named[0].facts["slice"] == "group = s"
+    assert named[0].facts["rate"] > 1 - 0.99
+
+
 def test_calib13_a_slice_holding_nearly_all_confident_predictions_is_compared_with_the_rest():
     # the model is sure (0.99) only on the slice and wrong 40% of the time there; it is
     # unsure (0.6) and calibrated (40% wrong) elsewhere: no confident row outside the
@@ -503,7 +521,7 @@ def _slice(rate_low, share, kind="overconfident"):
                            share_of_confident_errors=0.6)
 
 
-def test_overconfident_slice_is_scored_by_excess_and_size_and_unsure_slices_stay_low():
+def test_overconfident_slice_is_scored_by_excess_and_size_and_unsure_slices_are_not_it():
     big = ConfidenceSummary(n_rows=1000, threshold=0.8, confident_error_rate=0.05,
                             n_confident=700, slices=[_slice(0.4, 0.15)])
     artifact = _artifact(confidence=big)
@@ -512,10 +530,18 @@ def test_overconfident_slice_is_scored_by_excess_and_size_and_unsure_slices_stay
     tiny = big.model_copy(update={"slices": [_slice(0.4, 0.01)]})
     artifact = _artifact(confidence=tiny)
     assert all(f.severity in ("low", "info") for f in reason(_signals(artifact), artifact))
+    # a slice where the model hedges (mean confidence 0.55) yet is right 98% of the time
+    # is underconfident: the opposite mechanism, never named an overconfident slice
     unsure = big.model_copy(update={"slices": [_slice(0.98, 0.3, kind="underconfident")]})
     artifact = _artifact(confidence=unsure)
+    assert not list(RULES.get("overconfident_slice")().detect_model(artifact))
+    assert all(f.category != "overconfident_slice" for f in reason(_signals(artifact), artifact))
+    # nor does it hide an overconfident slice listed beside it
+    both = big.model_copy(update={"slices": [_slice(0.98, 0.3, kind="underconfident"),
+                                             _slice(0.4, 0.15)]})
+    artifact = _artifact(confidence=both)
     found = [f for f in reason(_signals(artifact), artifact) if f.category == "overconfident_slice"]
-    assert found and found[0].severity == "low"
+    assert found and found[0].severity == "high" and "confident predictions are wrong" in found[0].title
 
 
 def _disparity(eo_low):

@@ -9,8 +9,9 @@ slice search (``artifact.confidence``); a slice counts when the Wilson interval 
 confident-error rate lies above the error rate the model *claims* there (one minus its
 mean top probability on the slice) plus the overconfidence it shows outside the slice
 on the same class and confidence band (global miscalibration stays
-``poor_calibration``'s). Needlessly unsure slices are reported too, never above
-``low``: hedging costs review time, not wrong decisions.
+``poor_calibration``'s). The slice search also lists needlessly unsure slices (the model
+right more often than it claims); those are the opposite mechanism, no overconfident
+slice, and this rule names none of them (:func:`is_overconfident`).
 """
 
 from __future__ import annotations
@@ -25,15 +26,23 @@ from deepfix_agents.rules._base import Rule, interp, pct
 EXCESS_SCORE = ((0.03, 0.0), (0.1, 0.45), (0.2, 0.6), (0.35, 0.75), (0.5, 0.85))
 #: the slice's share of the evaluation rows -> multiplier
 SIZE_FACTOR = ((0.02, 0.2), (0.05, 0.6), (0.1, 0.9), (0.2, 1.0))
-#: an underconfident slice is at most low
-UNDERCONFIDENT_CAP = 0.35
-UNDER_SCORE = ((0.1, 0.0), (0.2, 0.2), (0.35, 0.35))
 #: the slice holds this share of all confident errors -> it explains poor calibration
 EXPLAINS_CALIBRATION = 0.5
 #: standard deviations of the null count (a model erring at its stated rate, the
 #: Poisson-binomial ``expected_wrong_var``) taken off the slice's excess of confident
 #: errors before that excess counts as harm: the usual two-sided 95% margin
 EXCESS_MARGIN = 2.0
+
+
+def is_overconfident(item) -> bool:
+    """Whether a listed slice is one where the model is surer than it is right: its
+    confident predictions wrong more often (the lower end of their interval) than the
+    model claims there. The slice search lists the opposite too (``underconfident``: the
+    model hedges, mean top probability below 0.65, yet is right far more often): a slice
+    where the model is right more often than it is confident is no overconfident slice,
+    whatever its size, and a recalibration, not the slice's data, is its remedy (at worst
+    ``poor_calibration``'s, where it shows in the signed confidence gap)."""
+    return item.kind == "overconfident" and item.rate_low > 1.0 - item.mean_confidence
 
 
 def excess_errors(item) -> float | None:
@@ -86,8 +95,9 @@ class OverconfidentSlice(Rule):
     name = "The model is confidently wrong on a slice of the data"
     detects = (
         "A slice of the evaluation data, described by one or two feature conditions, where a "
-        "large share of the predictions made with high confidence are wrong (or, reported at "
-        "low severity, where the model hedges although it is almost always right)."
+        "large share of the predictions made with high confidence are wrong: more often than "
+        "the model's own confidence there claims (a slice where it hedges although it is "
+        "almost always right is the opposite, and not reported here)."
     )
     why = (
         "High-confidence predictions are the ones people and systems act on without review. "
@@ -120,8 +130,8 @@ class OverconfidentSlice(Rule):
         "0.1 -> 0.45, 0.2 -> 0.6, "
         "0.35 -> 0.75, 0.5 -> 0.85; times the slice's share of the evaluation rows: 2% -> "
         "x0.2, 5% -> x0.6, 10% -> x0.9, 20% -> x1. A slice needs >= 30 confident rows. "
-        "Underconfident slices (mean top probability < 0.65 while the lower end of the "
-        "accuracy interval exceeds it by 0.1-0.35): 0 -> 0.35, never above low. A test "
+        "Underconfident slices (the model right more often than it claims) are never "
+        "reported: that is not this mechanism. A test "
         "score within noise of chance is the slice's cost (it takes the chance guard's "
         "evidence and severity) when the slice's confident errors beyond those expected, "
         "less 2 standard deviations of that expectation, answered right would lift the "
@@ -134,30 +144,22 @@ class OverconfidentSlice(Rule):
         if summary is None:
             return
         for item in summary.slices[:3]:
-            if item.kind == "overconfident":
-                excess = item.rate_low - item.overall_rate
-                score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
-                detail = (
-                    f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
-                    f"{item.n_confident} confident predictions wrong (95% interval "
-                    f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
-                    f"expected (the model claims {item.mean_confidence:.2f} there)"
-                )
-            else:
-                score = min(
-                    interp(item.rate_low - item.mean_confidence, UNDER_SCORE),
-                    UNDERCONFIDENT_CAP,
-                )
-                detail = (
-                    f"{item.description} ({pct(item.share)} of rows): mean confidence "
-                    f"{item.mean_confidence:.2f} but {pct(item.rate)} of predictions right"
-                )
+            if not is_overconfident(item):
+                continue
+            excess = item.rate_low - item.overall_rate
+            score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
+            detail = (
+                f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
+                f"{item.n_confident} confident predictions wrong (95% interval "
+                f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
+                f"expected (the model claims {item.mean_confidence:.2f} there)"
+            )
             if score <= 0:
                 continue
             yield self.signal(
                 "model",
                 score=score,
-                confidence=0.75 if item.n_confident >= 60 or item.kind == "underconfident" else 0.6,
+                confidence=0.75 if item.n_confident >= 60 else 0.6,
                 detail=detail,
                 value=item.rate,
                 slice=item.description,
@@ -229,8 +231,6 @@ class OverconfidentSlice(Rule):
         if where is None:
             return self.name
         rate, share = self.fact(signals, "rate"), self.fact(signals, "share")
-        if self.fact(signals, "kind") == "underconfident":
-            return f"On {where} ({pct(share)} of rows) the model hedges although {pct(rate)} of its answers are right"
         return (
             f"On {where} ({pct(share)} of rows) {pct(rate)} of the model's confident "
             "predictions are wrong"
@@ -238,12 +238,6 @@ class OverconfidentSlice(Rule):
 
     def explanation(self, signals, artifact):
         where = self.fact(signals, "slice") or "one slice"
-        if self.fact(signals, "kind") == "underconfident":
-            return (
-                f"On {where} the model's probabilities stay low although it is almost always "
-                "right: its answers there get reviewed or discarded for nothing. Recalibrating "
-                "on held-out data (or per slice) would let them through."
-            )
         overall = self.fact(signals, "overall") or 0.0
         return (
             f"On {where} the model makes many mistakes while reporting high confidence, far "
