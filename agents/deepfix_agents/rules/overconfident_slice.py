@@ -9,9 +9,12 @@ slice search (``artifact.confidence``); a slice counts when the Wilson interval 
 confident-error rate lies above the error rate the model *claims* there (one minus its
 mean top probability on the slice) plus the overconfidence it shows outside the slice
 on the same class and confidence band (global miscalibration stays
-``poor_calibration``'s). The slice search also lists needlessly unsure slices (the model
-right more often than it claims); those are the opposite mechanism, no overconfident
-slice, and this rule names none of them (:func:`is_overconfident`).
+``poor_calibration``'s): the testing step lists a slice as ``overconfident`` only when
+its interval clears the claimed rate (``testing.confidence``), so that check is not
+repeated here. The slice search also lists needlessly unsure slices (``underconfident``:
+the model right more often than it claims); those are the opposite mechanism, no
+overconfident slice, and this rule names none of them: at worst they are
+``poor_calibration``'s, where they show in the signed confidence gap.
 """
 
 from __future__ import annotations
@@ -32,17 +35,6 @@ EXPLAINS_CALIBRATION = 0.5
 #: Poisson-binomial ``expected_wrong_var``) taken off the slice's excess of confident
 #: errors before that excess counts as harm: the usual two-sided 95% margin
 EXCESS_MARGIN = 2.0
-
-
-def is_overconfident(item) -> bool:
-    """Whether a listed slice is one where the model is surer than it is right: its
-    confident predictions wrong more often (the lower end of their interval) than the
-    model claims there. The slice search lists the opposite too (``underconfident``: the
-    model hedges, mean top probability below 0.65, yet is right far more often): a slice
-    where the model is right more often than it is confident is no overconfident slice,
-    whatever its size, and a recalibration, not the slice's data, is its remedy (at worst
-    ``poor_calibration``'s, where it shows in the signed confidence gap)."""
-    return item.kind == "overconfident" and item.rate_low > 1.0 - item.mean_confidence
 
 
 def excess_errors(item) -> float | None:
@@ -144,7 +136,7 @@ class OverconfidentSlice(Rule):
         if summary is None:
             return
         for item in summary.slices[:3]:
-            if not is_overconfident(item):
+            if item.kind != "overconfident":
                 continue
             excess = item.rate_low - item.overall_rate
             score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
