@@ -581,6 +581,9 @@ def _accuracy_gap(gap, low):
     (0.081, -0.002, None),     # the interval includes 0: chance cannot be ruled out
     (0.03, 0.001, None),       # significant but below the first band: too small to report
     (0.2, 0.11, "medium"),     # the lower end itself scores above the floor
+    (0.2, 0.01, "medium"),     # significant: its estimate (20 points) sizes it, not the low end
+    (0.4, 0.01, "medium"),     # ...but only up to medium: high needs the lower end itself
+    (0.4, 0.25, "high"),       # the lower end itself is high
 ])
 def test_group_disparity_a_significant_gap_is_at_least_low(gap, low, severity):
     artifact = _artifact(fairness=_accuracy_gap(gap, low))
@@ -603,7 +606,11 @@ def _regression_disparity(relative_low):
 
 
 @pytest.mark.parametrize(("relative_low", "severity"),
-                         [(-0.1, None), (0.2, "low"), (0.4, "medium"), (0.8, "high")])
+                         # the estimate is 0.2 above the lower end: a significant gap of
+                         # 22% of the MAE is low, of 40% medium (its estimate, the lower
+                         # end 20%), of 60% medium, of 100% high (the lower end 80%)
+                         [(-0.1, None), (0.02, "low"), (0.2, "medium"), (0.4, "medium"),
+                          (0.8, "high")])
 def test_regression_disparity_is_scored_by_the_mae_gap_relative_to_the_overall_mae(
         relative_low, severity):
     artifact = _artifact(fairness=_regression_disparity(relative_low))

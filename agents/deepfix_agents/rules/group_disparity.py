@@ -5,7 +5,8 @@ nothing about groups of people is measured or reported. Evidence is the testing 
 group table (``artifact.fairness``): the equalized odds difference (largest gap in true
 or false positive rate between groups), the accuracy gap and the demographic parity
 difference (selection-rate gap), each scored by the *lower end* of its 95% interval so
-a small group's noise is not read as a disparity. A selection-rate gap no larger than
+a small group's noise is not read as a disparity; a gap whose interval excludes 0 is
+sized by its point estimate up to medium. A selection-rate gap no larger than
 the gap in actual positives mirrors the labels and is not counted on its own.
 Multiclass models are read one class against the rest; regressors by the gap in mean
 absolute error (relative to the overall MAE) and in mean residual (in target standard
@@ -32,6 +33,12 @@ BIAS_GAP_SCORE = ((0.0, 0.0), (0.1, 0.3), (0.2, 0.45), (0.4, 0.65), (0.7, 0.82))
 #: at least ``low``, however close to 0 the interval's lower end. Scoring by the lower end
 #: alone dropped a significant 8-point accuracy gap as info (its lower end 0.001)
 SIGNIFICANT_FLOOR = 0.2
+#: a measured gap (as above) is scored by its point estimate up to this score, the
+#: tables' second anchor (0.45, medium): once the interval has ruled out chance, the
+#: estimate is the best guess of the gap's size, and a gap the table calls medium is
+#: worth looking at. Only the lower end can make it high or critical (urgent): the
+#: estimate of a just-significant gap is the noisiest part of the measurement
+SIGNIFICANT_CAP = 0.45
 
 
 @register_rule
@@ -78,7 +85,8 @@ class GroupDisparity(Rule):
         "1.0 -> 0.82; of the mean-residual gap in target standard deviations: 0.1 -> 0.3, "
         "0.2 -> 0.45, 0.4 -> 0.65, 0.7 -> 0.82. A gap whose interval excludes 0 and whose "
         "point estimate reaches the first band (0.05, 15% of the MAE, 0.1 SD) is at least "
-        "low (0.2). The worst feature and metric count. Nothing without "
+        "low (0.2), and at least what its point estimate scores up to medium (0.45): "
+        "high and critical need the lower end. The worst feature and metric count. Nothing without "
         "`sensitive_features`."
     )
 
@@ -156,18 +164,25 @@ class GroupDisparity(Rule):
             f"The model's errors are not spread evenly over the groups of {feature!r}: one "
             "group gets its positives missed or its negatives flagged noticeably more often, "
             "beyond what the groups' sizes can explain by chance (the gap's 95% interval "
-            f"excludes small values).{proxy} Check the groups' representation and labels "
+            f"excludes 0).{proxy} Check the groups' representation and labels "
             "in training before choosing a mitigation."
         )
 
 
 def _scored(gap, low, table) -> float:
-    """Score of a gap from its interval's lower end (``table``), at least
-    ``SIGNIFICANT_FLOOR`` when the interval excludes 0 and the point estimate reaches the
-    table's first band."""
+    """Score of a gap from its interval's lower end (``table``); when the interval
+    excludes 0 and the point estimate reaches the table's first band (a measured gap),
+    at least ``SIGNIFICANT_FLOOR`` and at least the point estimate's score up to
+    ``SIGNIFICANT_CAP``.
+
+    The lower end answers whether a gap this large could be chance; once it excludes 0
+    the gap is real, and scoring its size by the lower end as well counts the group's
+    size twice: a 33% larger error for one group of 130 rows (interval 16%-50%) read
+    as a 16% gap, low, below background findings that every clean run of the same
+    model has. High and critical still need the lower end."""
     score = interp(low, table)
     if gap is not None and low > 0 and gap >= table[1][0]:
-        score = max(score, SIGNIFICANT_FLOOR)
+        score = max(score, SIGNIFICANT_FLOOR, min(interp(gap, table), SIGNIFICANT_CAP))
     return score
 
 
