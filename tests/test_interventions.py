@@ -421,6 +421,43 @@ def test_a_feature_nothing_else_explains_is_a_leak_with_refit_evidence():
     assert any("0.950 to 0.680" in e.detail and "rests on it" in e.detail for e in top.evidence)
 
 
+def test_pd43_a_label_only_feature_whose_tie_broke_in_evaluation_is_no_leak():
+    """A feature nothing else in the row explains, as tied to the label as a leak on the
+    training rows (+0.98), whose tie is gone on the evaluation rows (+0.05, the change's
+    interval below zero): a leak is the label written into a feature and holds on every
+    split, so this is a shortcut of the training sample (spurious_correlation's finding),
+    not a leak. The same feature keeping its tie on the evaluation rows stays a leak."""
+    from deepfix_agents.rules.target_leakage import tie_broke_in_evaluation
+
+    from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+
+    def measured(test_association, low, high):
+        data = with_interventions(
+            artifact(),
+            _label_only(0.04),
+            Intervention(kind="drop_feature", category="target_leakage", target="a",
+                         metric="f1_macro", score_before=0.95, score_after=0.68, noise=0.02,
+                         n_rows=1000, model_used="clone"),
+        )
+        summary = SpuriousSummary(
+            n_rows_train=500, n_rows_test=400, metric="f1_macro",
+            features=[FeatureAssociationShift(
+                feature="a", association_train=0.98, association_test=test_association,
+                change_low=low, change_high=high, marginal_shift=0.03,
+                importance_train=0.4, importance_test=0.02,
+            )],
+        )
+        return data.model_copy(update={"spurious": summary})
+
+    shortcut = measured(0.05, -1.05, -0.8)
+    assert tie_broke_in_evaluation(shortcut, "a")
+    assert "target_leakage" not in {f.category for f in findings_of(shortcut)}
+    leak = measured(0.97, -0.05, 0.03)
+    assert not tie_broke_in_evaluation(leak, "a")
+    top = findings_of(leak)[0]
+    assert top.category == "target_leakage" and top.severity == "high"
+
+
 def test_dq39_a_label_only_reading_of_a_column_with_a_unit_error_cluster_is_no_leak():
     # round 39: x1000 values on 5% of the training rows, a cluster 2.3 decades past the
     # rest: they carry nearly all of the column's variation beyond the label, and nothing

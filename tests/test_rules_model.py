@@ -426,6 +426,28 @@ def test_prediction_drift_when_outputs_move_but_outcomes_do_not():
     assert "50%" in title and "20%" in title and "21%" in title
 
 
+def test_pd43_outputs_that_move_while_the_inputs_measure_unmoved_are_capped_at_low():
+    """Class 1 predicted for 20% of training rows and 50% of test rows, its true share
+    unmoved: prediction drift, critical, when nothing measured the inputs. When the
+    domain classifier ran and could not tell the splits apart (Multivariate Drift passed)
+    and no feature moved, the outputs moved only because the model answers its fitted
+    rows differently from new ones: a test-only gap of the model, not a drift of the
+    outputs, reported at low."""
+    from deepfix_agents.rules.prediction_drift import inputs_unmoved
+
+    def shares(*checks):
+        data = _binary_shares(train_predicted=0.2, test_predicted=0.5, train_true=0.2,
+                              test_true=0.21)
+        return data.model_copy(update={"checks": list(checks)})
+
+    unmeasured = shares()
+    assert not inputs_unmoved(unmeasured)
+    assert assess("prediction_drift", unmeasured)[0] == "critical"
+    unmoved = shares(check("Multivariate Drift", outcome="passed", value=0.0))
+    assert inputs_unmoved(unmoved)
+    assert assess("prediction_drift", unmoved)[0] == "low"
+
+
 def test_prediction_drift_that_follows_the_labels_is_not_a_problem():
     perf = modified(
         HEALTHY_PERF,

@@ -36,6 +36,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules.feature_drift import (
     DRIFTED,
+    MULTIVARIATE_CHECKS,
     NOISE_Z,
     NUDGE_SD,
     PERIOD_CAP,
@@ -404,6 +405,33 @@ def _own(artifact) -> dict | None:
     }
 
 
+#: the cap on a move of the outputs that no measurement of the inputs shows (see
+#: :func:`inputs_unmoved`): low, as the period cap
+UNMOVED_INPUTS_CAP = PERIOD_CAP
+
+
+def inputs_unmoved(artifact) -> bool:
+    """True when the measurements of the inputs say the two splits come from one
+    population: Deepchecks' domain classifier ran on them and could not tell test rows
+    from training rows (its check passed; a failed one that feature drift sets aside,
+    e.g. for an id column, still told them apart), no joint shift of small nudges
+    (:func:`joint_nudge`) and no feature moved by a large effect (:func:`moved_features`).
+
+    Outputs move between the splits only because the inputs did, or because the model
+    answers the rows it was fitted on differently from new ones. With the inputs
+    measured unmoved, a move of the predicted shares or of the mean prediction is the
+    second: a test-only gap of the model (an overfit or noise-laden model answering
+    one class on unseen rows), which overfitting and the other model-level findings
+    measure, not a drift of the outputs. False without the domain classifier's result
+    (text, images, a check that did not run): then nothing says the inputs stayed put."""
+    if artifact.dataset.property_names:
+        return False
+    check = next(filter(None, map(artifact.check, MULTIVARIATE_CHECKS)), None)
+    if check is None or check.outcome != "passed":
+        return False
+    return joint_nudge(artifact) is None and not moved_features(artifact)
+
+
 @register_rule
 class PredictionDrift(PeriodDriftHarm, Rule):
     id = "prediction_drift"
@@ -463,7 +491,11 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "0.02 of the training score. Capped at low on a chronological split whose test "
         "period costs neither the baseline ladder nor the model anything measurable (as "
         "feature drift), up to our own reading's score (the predictions' unjustified move "
-        "beyond three standard errors is a cost measured directly)."
+        "beyond three standard errors is a cost measured directly). Capped at low, too, "
+        "when the inputs measure unmoved: Deepchecks' domain classifier ran and could not "
+        "tell the splits apart, no joint shift and no feature moved by 0.8 training stds "
+        "(outputs that move without their inputs are the model answering fitted rows "
+        "differently from new ones, a test-only gap, not a drift)."
     )
     explains = (
         "feature_drift",
@@ -482,8 +514,12 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         outcomes' move does not justify, less three standard errors of that difference:
         predictions biased by that much on the later period are a cost to this model
         the scores were too noisy to show. The other readings (Deepchecks' distance, a
-        joint shift of the inputs) stay capped: they measure a shift, not its cost."""
+        joint shift of the inputs) stay capped: they measure a shift, not its cost.
+        Every reading is capped at ``UNMOVED_INPUTS_CAP`` when the inputs measure
+        unmoved (:func:`inputs_unmoved`): then the outputs' move is no drift."""
         score = self.score(signals)
+        if inputs_unmoved(artifact):
+            score = min(score, UNMOVED_INPUTS_CAP)
         if period_drift_without_harm(artifact) is not None:
             own = _own(artifact)
             score = min(score, max(PERIOD_CAP, own["score"] if own is not None else 0.0))

@@ -228,6 +228,46 @@ def _pattern_factors(artifact, feature: str) -> tuple[float, float, str]:
     return 1.0, 1.0, ""
 
 
+#: share of its training association with the label that a feature must keep on the
+#: evaluation split to be read as a leak there: a value derived from the label (or
+#: recorded after the outcome) encodes it in every split alike, so it keeps all of it up
+#: to sampling noise
+LEAK_KEPT_SHARE = 0.5
+
+
+def tie_broke_in_evaluation(artifact, feature: str) -> bool:
+    """True when the testing step's train-versus-evaluation comparison of ``feature``'s
+    link to the label (``artifact.spurious``) shows the link broke: the 95 % interval of
+    its change lies on the weakening side of zero and the evaluation split keeps less
+    than :data:`LEAK_KEPT_SHARE` of the training association.
+
+    A leak is the label written into a feature, so it holds wherever the label is
+    recorded: on the evaluation rows as on the training rows, which is how it inflates
+    the evaluation score. A near-perfect association that holds on the training rows
+    only is a shortcut of the training sample (a batch, a site, a collection artefact
+    that coincided with the outcome): the evaluation score is not inflated by it but
+    lowered, and the spurious_correlation rule measures that harm (the reliance the
+    model loses). Not read for a categorical feature of a regression, whose association
+    (mutual information with the label's raw values) moves with the label's distinct
+    values per row, not with the relation."""
+    summary = artifact.spurious
+    if summary is None:
+        return False
+    if artifact.task == "regression":
+        train = artifact.dataset.train
+        column = train.column(feature) if train is not None else None
+        if column is None or column.kind != "numeric":
+            return False
+    for item in summary.features:
+        if item.feature != feature or not item.association_train:
+            continue
+        positive = item.association_train > 0
+        weakened = item.change_high < 0 if positive else item.change_low > 0
+        kept = item.association_test / item.association_train
+        return weakened and kept < LEAK_KEPT_SHARE
+    return False
+
+
 def _damping(artifact) -> float:
     train = artifact.dataset.train
     rows = train.n_rows if train is not None else 0
@@ -306,7 +346,11 @@ class TargetLeakage(Rule):
         "another one (that one's drop-and-refit costs beyond twice its noise and more than "
         "20 % of the skill above chance): a copy of the label makes every other feature "
         "redundant, a real predictor that isolates one class or one range of the target "
-        "leaves the rest to the others (halved once when both hold)."
+        "leaves the rest to the others (halved once when both hold). A feature whose link to "
+        "the label broke on the evaluation split (the 95 % interval of its change on the "
+        "weakening side of zero, less than half of the training association kept) is not "
+        "read as a leak: a leak holds wherever the label is recorded, a tie of the "
+        "training rows only is a shortcut (spurious correlation's finding)."
     )
     explains = ("unused_features",)
     checks = ("Feature Label Correlation", "Feature Label Correlation Change")
@@ -314,6 +358,8 @@ class TargetLeakage(Rule):
     def detect_dataset(self, artifact):
         damping = _damping(artifact)
         for column in _leaky_columns(artifact)[:3]:
+            if tie_broke_in_evaluation(artifact, column.name):
+                continue  # a shortcut of the training rows, not a leak (see the helper)
             unused = unused_by_model(artifact.intervention("permute_feature", column.name),
                                      artifact.intervention("drop_feature", column.name))
             real_factor, confidence_factor, note = _pattern_factors(artifact, column.name)
@@ -347,6 +393,7 @@ class TargetLeakage(Rule):
                     (f, v)
                     for f, v in check.values.items()
                     if f in features and f not in ids and v is not None
+                    and not tie_broke_in_evaluation(artifact, f)
                 ),
                 key=lambda kv: (-kv[1], kv[0]),
             )
@@ -366,7 +413,7 @@ class TargetLeakage(Rule):
     def detect_model(self, artifact):
         importances = artifact.model.feature_importances
         leaky = [c.name for c in _leaky_columns(artifact)]
-        for name in leaky[:1]:
+        for name in [n for n in leaky if not tie_broke_in_evaluation(artifact, n)][:1]:
             share = importances.get(name, 0.0)
             if share >= 0.5:
                 score_factor, confidence_factor, _ = _pattern_factors(artifact, name)
@@ -387,6 +434,8 @@ class TargetLeakage(Rule):
                 continue
             if separated_cluster(artifact, measured.target):
                 continue  # the test read the unit error's variation, not the feature's
+            if tie_broke_in_evaluation(artifact, measured.target):
+                continue  # its tie to the label holds on the training rows only
             column = measured.target
             association = measured.values.get("association", 0.0)
             score = interp(association, LABEL_ONLY_SCORE)
