@@ -411,6 +411,44 @@ def test_time_based_split_is_silent():
     assert severity_of("temporal_leakage", _dated(0.0, 0.3)) is None
 
 
+def _dated_with_copies(share, copied, association=0.24):
+    """A dated split whose test split also holds ``copied`` (a share of its rows) exact
+    copies of training rows, counted among the rows dated before the training period."""
+    art = _dated(share, association)
+    art.dataset.comparison.overlap_fraction = copied
+    return art.model_copy(update={"checks": [
+        failed("Date Train Test Leakage Overlap", share, suite="train_test_validation")
+    ]})
+
+
+def test_copied_training_rows_are_no_mixed_period():
+    """A chronological split whose test split also holds copies of training rows: the
+    copies carry training dates, so every dated-before row is a copy (train/test
+    overlap's evidence): no temporal leakage, from our statistics or Deepchecks'."""
+    assert severity_of("temporal_leakage", _dated_with_copies(0.23, 0.23)) is None
+    assert severity_of("temporal_leakage", _dated_with_copies(0.22, 0.23)) is None
+
+
+def test_a_random_split_beside_copies_keeps_its_uncopied_share():
+    """A random split of dated rows plus copies: the uncopied test rows are all dated
+    before the latest training date, read as 100%, as without the copies."""
+    found = finding("temporal_leakage", _dated_with_copies(1.0, 0.3))
+    assert found["severity"] == "high" and "100%" in found["title"]
+    half = finding("temporal_leakage", _dated_with_copies(0.65, 0.3))
+    assert "50%" in half["title"]
+
+
+def test_a_split_is_chronological_beside_copies_of_training_rows():
+    """The drift rules read a dated split as chronological when only the copied
+    training rows lie before the latest training date (as the undated reading along an
+    ordered column already does)."""
+    from deepfix_agents.rules.feature_drift import chronological
+
+    assert chronological(_dated_with_copies(0.23, 0.23))
+    assert not chronological(_dated_with_copies(0.5, 0.23))
+    assert not chronological(_dated(0.23, 0.24))
+
+
 def test_date_check_overlap_corroborates():
     art = _dated(0.998, 0.24).model_copy(
         update={

@@ -75,6 +75,26 @@ def copied_share(artifact) -> float:
     return (comparison.overlap_fraction or 0.0) if comparison is not None else 0.0
 
 
+def uncopied_share(share: float, copied: float) -> float:
+    """``share`` of the test rows dated before (or on a date of) the training period,
+    read from the test rows that do not copy a training row (``copied``: their share,
+    :func:`copied_share`, the test rows whose feature row equals a training row's).
+
+    A copied training row carries that row's training date, so it lies inside the
+    training period by construction: it is train/test overlap's evidence, not a split
+    that mixes periods (DEV: every planted overlap on a dated series read as that same
+    share of test rows dated before the latest training date, and ranked a temporal
+    leakage beside or above the overlap). The copies are counted among the dated-before
+    rows and set aside from both the count and the test rows, as
+    :func:`ordered_extrapolation` reads a split's direction beside copies. A split with
+    every test row before the training period still reads 100% whatever the copies
+    (the overlap compares feature rows, not dates, so a natural duplicate dated later
+    can only lower a partial share by its own weight)."""
+    if not 0 < copied < 1:
+        return share
+    return max(share - copied, 0.0) / (1.0 - copied)
+
+
 def reversed_split_axis(artifact) -> str | None:
     """The first numeric column (in artifact order) along which the split runs backward in
     time: every test value at or below the training minimum, some below it, the newest

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
-from deepfix_agents.rules._ordered import ordered_split_axis
+from deepfix_agents.rules._ordered import copied_share, ordered_split_axis, uncopied_share
 from deepfix_agents.rules._shift_harm import BEATEN_NOISE_UNITS, ladder_beats_shifted
 from deepfix_agents.scoring import severity_for
 
@@ -179,15 +179,18 @@ PERIOD_NOISE_UNITS = 1.0
 
 def chronological(artifact) -> bool:
     """Whether the test split lies wholly after the training split in time: a dated split
-    with no test row before the latest training date, or an undated one that runs forward
-    along an ordered column such as a year (:func:`_ordered.ordered_split_axis`)."""
+    with no test row before the latest training date once the test rows that copy
+    training rows are set aside (a copy carries its training date:
+    :func:`_ordered.uncopied_share`), or an undated one that runs forward along an
+    ordered column such as a year (:func:`_ordered.ordered_split_axis`, which sets the
+    copies aside alike)."""
     dataset = artifact.dataset
     comparison = dataset.comparison
     dated = bool(
         dataset.datetime_col
         and comparison is not None
         and comparison.test_before_train_fraction is not None
-        and comparison.test_before_train_fraction <= 0.0
+        and uncopied_share(comparison.test_before_train_fraction, copied_share(artifact)) <= 0.0
     )
     return dated or ordered_split_axis(artifact) is not None
 

@@ -11,6 +11,7 @@ from deepfix_agents.rules._shares import (
 )
 from deepfix_agents.rules._shift_harm import ladder_beats_shifted
 from deepfix_agents.rules.feature_drift import PeriodDriftHarm
+from deepfix_agents.rules.prediction_drift import outran_outcomes
 
 #: total variation distance between train and test label distributions -> score
 TVD_SCORE = ((0.05, 0.0), (0.1, 0.25), (0.15, 0.45), (0.25, 0.7), (0.4, 0.9))
@@ -152,8 +153,6 @@ class LabelDrift(PeriodDriftHarm, Rule):
         warmer; the natural label shift absorbed the model's collapse and outranked the
         planted feature drift.)"""
         explains = self.explains
-        from deepfix_agents.rules.prediction_drift import outran_outcomes
-
         if outran_outcomes(artifact):
             # outputs moved beyond (or against) the outcomes: the inputs moved them
             explains = tuple(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._ordered import reversed_split_axis
+from deepfix_agents.rules._ordered import copied_share, reversed_split_axis, uncopied_share
 from deepfix_agents.rules.identifier_leakage import association_margin
 
 #: share of test rows dated before the latest training date -> base score
@@ -78,7 +78,9 @@ class TemporalLeakage(Rule):
     )
     severity_policy = (
         "Base score from the share of test rows dated before the latest training date: "
-        "2% -> 0.15, 10% -> 0.35, 30% -> 0.55, 60% -> 0.7, >= 90% -> 0.8. Multiplied by how "
+        "2% -> 0.15, 10% -> 0.35, 30% -> 0.55, 60% -> 0.7, >= 90% -> 0.8, read from the test "
+        "rows that do not copy a training row (a copy carries its training date: train/test "
+        "overlap, not a mixed period). Multiplied by how "
         "much the label depends on time, measured as the date column's association with the "
         "label on train beyond its noise margin (3 standard errors): 0 -> x0.4 (no trend: "
         "mixing periods costs little, at most low), 0.05 -> x0.6, 0.15 -> x0.9, >= 0.3 -> x1.0; "
@@ -106,11 +108,16 @@ class TemporalLeakage(Rule):
         if artifact.dataset.datetime_col is None and share is None:
             yield from self._reversed_axis(artifact)
             return
+        copied = copied_share(artifact)
+        if share:
+            share = uncopied_share(share, copied)
         if not share:
             return
         factor, association = self._factor(artifact)
         column = artifact.dataset.datetime_col
         detail = f"{pct(share)} of test rows are dated before the latest training date ({column!r})"
+        if 0 < copied < 1:
+            detail += f", the {pct(copied)} that copy training rows set aside"
         if association is not None:
             detail += f"; the date's association with the label on train is {association:.2f}"
         yield self._before_signal(share, column, factor, association, detail)
@@ -151,23 +158,26 @@ class TemporalLeakage(Rule):
 
     def detect_deepchecks(self, artifact):
         factor, association = self._factor(artifact)
+        copied = copied_share(artifact)
         check = artifact.check("Date Train Test Leakage Overlap")
-        if check is not None and check.outcome == "not_passed" and check.value:
+        share = uncopied_share(check.value, copied) if check is not None and check.value else 0.0
+        if check is not None and check.outcome == "not_passed" and share:
             yield self.check_signal(
                 check,
-                score=interp(check.value, BEFORE_SCORE) * factor,
+                score=interp(share, BEFORE_SCORE) * factor,
                 confidence=0.75,
-                share=check.value,
+                share=share,
                 association=association,
                 trend=factor >= 0.6,
             )
         check = artifact.check("Date Train Test Leakage Duplicates")
-        if check is not None and check.outcome == "not_passed" and check.value:
+        share = uncopied_share(check.value, copied) if check is not None and check.value else 0.0
+        if check is not None and check.outcome == "not_passed" and share:
             yield self.check_signal(
                 check,
-                score=interp(check.value, DUPLICATE_DATE_SCORE) * factor,
+                score=interp(share, DUPLICATE_DATE_SCORE) * factor,
                 confidence=0.5,
-                duplicate_share=check.value,
+                duplicate_share=share,
             )
 
     def title(self, signals, artifact):
