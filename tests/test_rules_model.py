@@ -1242,6 +1242,52 @@ def test_confidently_wrong_causes_do_not_explain_underconfidence():
         assert "poor_calibration" in rule.explains_for(calibrated(None)), rule_id
 
 
+def _surer_and_wronger(n_confident):
+    """360 test rows, 180 confident of which 54 wrong; one slice of 85 rows with
+    ``n_confident`` confident predictions, 37 of them wrong (at most that many), whose
+    overconfidence beyond its claimed rate is small: interval from 33.5% against 29.9%
+    expected (a 0.036 excess, under the scoring band's 0.06 for low). Mean confidence
+    0.95, ECE 0.12 (noise 0.05), overconfident."""
+    wrong = min(37, n_confident)
+    top = SliceConfidence(
+        description="share_answered > 0.667", features=["share_answered"],
+        kind="overconfident", n_rows=85, share=85 / 360, n_confident=n_confident,
+        rate=wrong / n_confident, rate_low=0.335, rate_high=0.54, overall_rate=0.299,
+        mean_confidence=0.95, share_of_confident_errors=wrong / 54, n_wrong=wrong,
+        expected_wrong=25.4, expected_wrong_var=17.0,
+    )
+    summary = ConfidenceSummary(n_rows=360, threshold=0.8, confident_error_rate=0.3,
+                                n_confident=180, slices=[top])
+    perf = modified(HEALTHY_PERF, calibration_error=0.12, calibration_noise=0.05,
+                    confidence_gap=0.1, scores={"test": {"accuracy": 0.62}})
+    data = artifact(performance=perf, n_test=360)
+    return data.model_copy(update={"confidence": summary})
+
+
+def test_a_slice_surer_where_it_is_wronger_is_medium_however_small_its_excess():
+    """Sure on all 85 rows of the slice (35% of the other rows) and wrong on 44% of those
+    sure predictions (18% on the other rows'): confidence rising where accuracy falls is
+    the overconfident-slice mechanism, medium even with an excess over the claimed rate
+    under the band. The same errors on a slice where the model is sure as often as on
+    the rest (a hard slice) stay unreported. Found by the inversion alone, the slice does
+    not explain the global calibration error although it holds most confident errors."""
+    from deepfix_agents.rules.overconfident_slice import confidence_inverted
+
+    sure = _surer_and_wronger(85)
+    assert confidence_inverted(sure.confidence, sure.confidence.slices[0])
+    severity, _, signals = assess("overconfident_slice", sure)
+    assert severity == "medium"
+    assert signals[0].facts["inverted"]
+    assert "surer where it is wronger" in signals[0].evidence.detail
+    rule = RULES.get("overconfident_slice")()
+    assert "poor_calibration" not in rule.explains_for(sure)
+    # sure on 62 of 85 rows (the rest: 118 of 275, 43%) ... and on a third of the rows,
+    # like the rest: the same excess, no inversion, no finding
+    hard = _surer_and_wronger(30)
+    assert not confidence_inverted(hard.confidence, hard.confidence.slices[0])
+    assert assess("overconfident_slice", hard)[0] == "info"
+
+
 # --------------------------------------------------------------------------- decision_threshold
 
 

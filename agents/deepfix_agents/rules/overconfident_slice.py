@@ -15,6 +15,14 @@ repeated here. The slice search also lists needlessly unsure slices (``underconf
 the model right more often than it claims); those are the opposite mechanism, no
 overconfident slice, and this rule names none of them: at worst they are
 ``poor_calibration``'s, where they show in the signed confidence gap.
+
+A slice's excess over the claimed rate is small when the overconfidence is mild, and
+clean models show small excesses on hard slices too. What sets the mechanism apart is
+its direction, measured against the model's own other rows: a model is normally *less*
+often sure where it is more often wrong; one that is sure more often on the slice than
+elsewhere *and* more often wrong when sure there (:func:`confidence_inverted`) has
+probabilities sharpened on that group, and the slice is reported at medium however
+small its excess.
 """
 
 from __future__ import annotations
@@ -35,6 +43,14 @@ EXPLAINS_CALIBRATION = 0.5
 #: Poisson-binomial ``expected_wrong_var``) taken off the slice's excess of confident
 #: errors before that excess counts as harm: the usual two-sided 95% margin
 EXCESS_MARGIN = 2.0
+#: standard errors (two-sided 95%) by which the slice must beat the rest of the rows on
+#: both counts of :func:`confidence_inverted`
+INVERSION_Z = 1.96
+#: the least score of a slice whose confidence is inverted (medium): sure where it is
+#: wrong is the mechanism itself, measured against the model's own other rows
+INVERSION_SCORE = 0.4
+#: the least score reported as a finding (the low band, ``scoring.SEVERITY_BANDS``)
+REPORTED = 0.2
 
 
 def excess_errors(item) -> float | None:
@@ -46,6 +62,52 @@ def excess_errors(item) -> float | None:
         return None
     spread = math.sqrt(max(item.expected_wrong_var or 0.0, 0.0))
     return item.n_wrong - item.expected_wrong - EXCESS_MARGIN * spread
+
+
+def excess_score(item) -> float:
+    """The slice's score from its overconfidence alone: the lower end of its
+    confident-error rate's interval beyond the rate expected there (``EXCESS_SCORE``),
+    times its size (``SIZE_FACTOR``)."""
+    excess = item.rate_low - item.overall_rate
+    return interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
+
+
+def _two_share_z(hits_a: float, n_a: int, hits_b: float, n_b: int) -> float | None:
+    """z of share a above share b (pooled two-proportion test); None without rows or
+    spread."""
+    if n_a <= 0 or n_b <= 0:
+        return None
+    pooled = (hits_a + hits_b) / (n_a + n_b)
+    spread = math.sqrt(pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b))
+    if spread <= 0:
+        return None
+    return (hits_a / n_a - hits_b / n_b) / spread
+
+
+def confidence_inverted(summary, item) -> bool:
+    """Whether the model is surer on the slice than on the rest of the rows (a larger
+    share of its predictions at the confidence threshold, by ``INVERSION_Z`` standard
+    errors) *and* more often wrong when it is sure there than when it is sure on the
+    rest (by as many). A model's confidence should fall where its accuracy does: on a
+    slice that is merely hard (noisy labels, few training rows) it is less often sure,
+    and its overconfidence there is small and common to clean models. Confidence
+    rising where accuracy falls is the overconfident-slice mechanism itself
+    (probabilities sharpened on one group: a per-group temperature, a post-hoc boost,
+    a pattern extrapolated with certainty), measured against the model's own other
+    rows rather than against the claimed rate alone. False without the counts."""
+    if item.kind != "overconfident" or item.n_wrong is None or not item.n_rows:
+        return False
+    rest_rows = summary.n_rows - item.n_rows
+    rest_confident = summary.n_confident - item.n_confident
+    rest_wrong = round(summary.confident_error_rate * summary.n_confident) - item.n_wrong
+    if rest_rows <= 0 or rest_confident <= 0 or rest_wrong < 0:
+        return False
+    surer = _two_share_z(item.n_confident, item.n_rows, rest_confident, rest_rows)
+    wronger = _two_share_z(item.n_wrong, item.n_confident, rest_wrong, rest_confident)
+    return (
+        surer is not None and wronger is not None
+        and surer >= INVERSION_Z and wronger >= INVERSION_Z
+    )
 
 
 def slice_explains_chance(artifact) -> bool:
@@ -127,7 +189,11 @@ class OverconfidentSlice(Rule):
         "score within noise of chance is the slice's cost (it takes the chance guard's "
         "evidence and severity) when the slice's confident errors beyond those expected, "
         "less 2 standard deviations of that expectation, answered right would lift the "
-        "score past the guard's bar of 2 noise units."
+        "score past the guard's bar of 2 noise units. A slice on which the model is sure "
+        "more often than on the other rows and, when sure, wrong more often than on them "
+        "(each by 1.96 standard errors of a two-proportion test: confidence rising where "
+        "accuracy falls) scores at least 0.4 (medium) times its size factor; found by "
+        "that alone (its own score under 0.2) it does not explain poor calibration."
     )
     explains = ("weak_segment", "poor_calibration")
 
@@ -138,14 +204,22 @@ class OverconfidentSlice(Rule):
         for item in summary.slices[:3]:
             if item.kind != "overconfident":
                 continue
-            excess = item.rate_low - item.overall_rate
-            score = interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
+            score = excess_score(item)
+            inverted = confidence_inverted(summary, item)
+            if inverted:
+                score = max(score, INVERSION_SCORE * interp(item.share, SIZE_FACTOR))
             detail = (
                 f"{item.description} ({pct(item.share)} of rows): {pct(item.rate)} of "
                 f"{item.n_confident} confident predictions wrong (95% interval "
                 f"{pct(item.rate_low)}-{pct(item.rate_high)}) vs {pct(item.overall_rate)} "
                 f"expected (the model claims {item.mean_confidence:.2f} there)"
             )
+            if inverted:
+                detail += (
+                    f"; it is sure on {pct(item.n_confident / item.n_rows)} of the slice's "
+                    "rows, more than on the rest, and wrong more often when sure there "
+                    "than on the rest: surer where it is wronger"
+                )
             if score <= 0:
                 continue
             yield self.signal(
@@ -161,6 +235,7 @@ class OverconfidentSlice(Rule):
                 overall=item.overall_rate,
                 share=item.share,
                 share_of_errors=item.share_of_confident_errors,
+                inverted=inverted,
             )
 
     def subjects(self, signals, artifact):
@@ -206,10 +281,14 @@ class OverconfidentSlice(Rule):
         # test: class weights, resampling) miscalibrates every row: global, so no slice
         # explains it, even one that holds most of the confident errors; nor does a
         # slice where the model is too sure explain probabilities that are, on the
-        # whole, less sure than the model is right
+        # whole, less sure than the model is right; nor one whose overconfidence beyond
+        # its claimed rate would not be reported on its own (found by its inverted
+        # confidence alone: a local mark, too few excess errors to carry a global one)
         if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION and (
             prior_shift(artifact) is None
-        ) and not underconfident(artifact):
+        ) and not underconfident(artifact) and not (
+            confidence_inverted(summary, top) and excess_score(top) < REPORTED
+        ):
             explained.append("poor_calibration")
         # a test score within noise of chance that the slice's excess confident errors
         # account for: the model is above chance outside the slice, so the slice, not
