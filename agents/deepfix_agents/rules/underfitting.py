@@ -359,14 +359,15 @@ def shrunk_probabilities(artifact) -> bool:
     return train_score - test_score <= CHANCE_NOISE_UNITS * noise
 
 
-def weak_model(artifact) -> bool:
+def weak_model(artifact, shortfall: list | None = None) -> bool:
     """A model whose answers still vary (not one constant output, see
     :func:`constant_output`), or whose one answer is its own shrunk probabilities' cut
     (:func:`shrunk_probabilities`), while a baseline of the ladder clearly learns the
     labels: at chance with a learnable signal, or above chance with a measured shortfall
     against the ladder. The model is too weak for the signal in the data; its near
     one-class or narrow predictions are the symptom of that, not a model broken into a
-    constant."""
+    constant. ``shortfall``: the rule's baseline signals when the caller already has
+    them (``Underfitting.detect_baseline``), else they are measured here."""
     constant = constant_output(artifact)
     if constant is None or (constant and not shrunk_probabilities(artifact)):
         return False
@@ -374,7 +375,9 @@ def weak_model(artifact) -> bool:
     if measured is not None:
         return signal_is_learnable(artifact, measured) is True
     # above chance: a simple baseline clearly better (the shortfall finding) says the same
-    return any(True for _ in Underfitting().detect_baseline(artifact))
+    if shortfall is None:
+        shortfall = list(Underfitting().detect_baseline(artifact))
+    return bool(shortfall)
 
 
 #: a lag behind the ladder beyond this many noise units is certain (overfitting's
@@ -653,9 +656,11 @@ class Underfitting(Rule):
                 causes.add("overfitting")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
         explained = self.explains
-        if weak_model(artifact):
+        # the baseline comparison, read once for both questions below
+        shortfall = list(self.detect_baseline(artifact))
+        if weak_model(artifact, shortfall):
             explained = ("degenerate_predictions", "weak_segment")
-        if any(s.facts.get("underconfident") for s in self.detect_baseline(artifact)):
+        if any(s.facts.get("underconfident") for s in shortfall):
             # the shrunk probabilities are the symptom of the same too-little fitting
             # (:func:`underconfident_lag`)
             explained += ("poor_calibration",)
