@@ -456,6 +456,21 @@ def supported_score(b, noise: float, n_test: int) -> float:
     return min(b.test_score, b.cv_score + CHANCE_NOISE_UNITS * noise)
 
 
+def fits_what_the_ladder_generalises(train_score: float | None, best) -> bool:
+    """Whether the model fits its own training rows at least as well as the ladder's
+    ``best`` rung predicts rows it never saw (the rung's cross-validated score).
+
+    Such a model has the capacity for the signal the ladder shows: it reaches on the
+    rows it was fitted to what the simple model reaches out of sample. A test score
+    below the rung's is then lost between its training rows and new ones (variance: a
+    k-NN's few neighbours, a flexible model on noisy rows), not capacity it lacks, and
+    the baseline comparison does not call it too weak (the overfitting rule weighs
+    that gap and its cost). False without either score."""
+    if train_score is None or best.cv_score is None:
+        return False
+    return train_score >= best.cv_score
+
+
 def cross_validated_ladder(artifact) -> list:
     """The ladder's simple models (no dummy) scored both in cross-validation on the
     training rows and on test: what tells a harder test period or noisy test rows from
@@ -502,7 +517,10 @@ class Underfitting(Rule):
         "the miscalibration, and scores at least that underconfidence beyond chance, the "
         "confidence gap less 1.96 of its standard errors under calibration, on "
         "poor_calibration's scale: 0.04 -> 0.2, 0.1 -> 0.4, 0.15 -> 0.55, 0.25 -> 0.7). Only "
-        "when the model's train score is not far above its test score (that would be overfitting; "
+        "when the model's train score is below the best rung's cross-validated score (a "
+        "model that fits its own rows as well as the rung predicts unseen ones has the "
+        "capacity; its lag is variance) and "
+        "not far above its test score (that would be overfitting; "
         "for R2, a gap counts only as far as the squared error itself grows from train to test "
         "beyond 2 standard errors, since R2 is relative to each split's own spread). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
@@ -551,6 +569,8 @@ class Underfitting(Rule):
         # just a test split whose targets spread less)
         if train_score is not None and gap_in_error(
                 artifact, train_score - model_score) > OVERFIT_GAP:
+            return
+        if fits_what_the_ladder_generalises(train_score, best):
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
