@@ -4392,3 +4392,32 @@ def test_dp41_duplicated_training_rows_do_not_read_as_a_harder_later_period():
     severity, _, signals = assess("feature_drift", duplicated)
     assert severity == "low"
     assert any("chronological split" in s.evidence.detail for s in signals)
+
+
+def test_fit43_a_model_that_fits_its_rows_as_well_as_the_ladder_generalises_is_not_too_weak():
+    """A k-NN with five neighbours: f1_macro 0.527 on 81 test rows, 0.618 on its own
+    training rows, where a linear baseline reaches 0.734 on test (0.613 in
+    cross-validation) and the dummy 0.197. The model fits the rows it was trained on as
+    well as the linear model predicts rows it never saw: it has the capacity for the
+    signal, and its lag on test is lost between its training rows and new ones
+    (variance), not a model too weak; the baseline comparison stays silent. The same
+    test score from a model that reaches only 0.58 on its own training rows is too weak:
+    the shortfall counts (medium)."""
+    from deepfix_agents.rules.underfitting import fits_what_the_ladder_generalises
+
+    def case(train_score):
+        perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=train_score,
+                        test_score=0.527)
+        baselines = [
+            BaselineResult(name="dummy", metric="f1_macro", cv_score=0.197, test_score=0.197),
+            BaselineResult(name="linear", metric="f1_macro", cv_score=0.613, test_score=0.734),
+        ]
+        return _with_chance_noise(
+            artifact(performance=perf, baselines=baselines, n_test=81), 0.0466)
+
+    capable = case(0.618)
+    assert fits_what_the_ladder_generalises(0.618, capable.baselines[1])
+    assert assess("underfitting", capable)[0] in HEALTHY
+    weak = case(0.58)
+    assert not fits_what_the_ladder_generalises(0.58, weak.baselines[1])
+    assert assess("underfitting", weak)[0] == "medium"

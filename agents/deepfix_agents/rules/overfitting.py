@@ -522,16 +522,11 @@ class Overfitting(Rule):
 
     def _explains_for(self, artifact):
         """:meth:`explains_for` before the weak-segment exception."""
-        from deepfix_agents.rules.underfitting import (
-            OVERFIT_GAP,
-            at_chance,
-            gap_in_error,
-            signal_is_learnable,
-        )
+        from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance, signal_is_learnable
 
         from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 
-        train, test = artifact.performance.train_score, artifact.performance.test_score
+        train = artifact.performance.train_score
         if train is None:
             return self.explains
         own = _own(artifact)
@@ -542,8 +537,9 @@ class Overfitting(Rule):
             # chance-level score) are no symptom of it, as recalibrating, which would
             # remove it, changes no decision
             return PROBABILITY_SYMPTOMS
-        far_above = (test is not None
-                     and gap_in_error(artifact, _clip(train) - _clip(test)) > OVERFIT_GAP)
+        # ``_own`` already read the gap (in squared error, as far as beyond noise) and the
+        # label noise reproduced; None only without a test score
+        far_above = own is not None and own["gap"] > OVERFIT_GAP
         if not (memorises(train) or far_above):
             return self.explains
         explains = self.explains
@@ -553,7 +549,7 @@ class Overfitting(Rule):
             # rows and gets the intercept's class) are what the memorisation does to
             # new rows, not a model broken into a constant output
             explains = (*explains, "degenerate_predictions")
-        if label_noise_at_chance(artifact) is not None:
+        if own is not None and own["label_noise"] is not None:
             # the chance-level score is the fitted label noise reproduced on test rows:
             # a ladder fitted to the same noisy labels finding no signal does not make
             # the labels unrelated to the features

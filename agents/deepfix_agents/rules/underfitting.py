@@ -359,14 +359,15 @@ def shrunk_probabilities(artifact) -> bool:
     return train_score - test_score <= CHANCE_NOISE_UNITS * noise
 
 
-def weak_model(artifact) -> bool:
+def weak_model(artifact, shortfall: list | None = None) -> bool:
     """A model whose answers still vary (not one constant output, see
     :func:`constant_output`), or whose one answer is its own shrunk probabilities' cut
     (:func:`shrunk_probabilities`), while a baseline of the ladder clearly learns the
     labels: at chance with a learnable signal, or above chance with a measured shortfall
     against the ladder. The model is too weak for the signal in the data; its near
     one-class or narrow predictions are the symptom of that, not a model broken into a
-    constant."""
+    constant. ``shortfall``: the rule's baseline signals when the caller already has
+    them (``Underfitting.detect_baseline``), else they are measured here."""
     constant = constant_output(artifact)
     if constant is None or (constant and not shrunk_probabilities(artifact)):
         return False
@@ -374,7 +375,9 @@ def weak_model(artifact) -> bool:
     if measured is not None:
         return signal_is_learnable(artifact, measured) is True
     # above chance: a simple baseline clearly better (the shortfall finding) says the same
-    return any(True for _ in Underfitting().detect_baseline(artifact))
+    if shortfall is None:
+        shortfall = list(Underfitting().detect_baseline(artifact))
+    return bool(shortfall)
 
 
 #: a lag behind the ladder beyond this many noise units is certain (overfitting's
@@ -453,6 +456,21 @@ def supported_score(b, noise: float, n_test: int) -> float:
     return min(b.test_score, b.cv_score + CHANCE_NOISE_UNITS * noise)
 
 
+def fits_what_the_ladder_generalises(train_score: float | None, best) -> bool:
+    """Whether the model fits its own training rows at least as well as the ladder's
+    ``best`` rung predicts rows it never saw (the rung's cross-validated score).
+
+    Such a model has the capacity for the signal the ladder shows: it reaches on the
+    rows it was fitted to what the simple model reaches out of sample. A test score
+    below the rung's is then lost between its training rows and new ones (variance: a
+    k-NN's few neighbours, a flexible model on noisy rows), not capacity it lacks, and
+    the baseline comparison does not call it too weak (the overfitting rule weighs
+    that gap and its cost). False without either score."""
+    if train_score is None or best.cv_score is None:
+        return False
+    return train_score >= best.cv_score
+
+
 def cross_validated_ladder(artifact) -> list:
     """The ladder's simple models (no dummy) scored both in cross-validation on the
     training rows and on test: what tells a harder test period or noisy test rows from
@@ -499,7 +517,10 @@ class Underfitting(Rule):
         "the miscalibration, and scores at least that underconfidence beyond chance, the "
         "confidence gap less 1.96 of its standard errors under calibration, on "
         "poor_calibration's scale: 0.04 -> 0.2, 0.1 -> 0.4, 0.15 -> 0.55, 0.25 -> 0.7). Only "
-        "when the model's train score is not far above its test score (that would be overfitting; "
+        "when the model's train score is below the best rung's cross-validated score (a "
+        "model that fits its own rows as well as the rung predicts unseen ones has the "
+        "capacity; its lag is variance) and "
+        "not far above its test score (that would be overfitting; "
         "for R2, a gap counts only as far as the squared error itself grows from train to test "
         "beyond 2 standard errors, since R2 is relative to each split's own spread). "
         "A model whose test score is within 2 noise units of chance (its predictions scored "
@@ -548,6 +569,8 @@ class Underfitting(Rule):
         # just a test split whose targets spread less)
         if train_score is not None and gap_in_error(
                 artifact, train_score - model_score) > OVERFIT_GAP:
+            return
+        if fits_what_the_ladder_generalises(train_score, best):
             return
         shortfall = 1.0 - (model_score - dummy.test_score) / headroom
         score = interp(shortfall, SHORTFALL_SCORE)
@@ -653,9 +676,11 @@ class Underfitting(Rule):
                 causes.add("overfitting")
             return tuple(s for s in NO_SIGNAL_SYMPTOMS if s not in causes)
         explained = self.explains
-        if weak_model(artifact):
+        # the baseline comparison, read once for both questions below
+        shortfall = list(self.detect_baseline(artifact))
+        if weak_model(artifact, shortfall):
             explained = ("degenerate_predictions", "weak_segment")
-        if any(s.facts.get("underconfident") for s in self.detect_baseline(artifact)):
+        if any(s.facts.get("underconfident") for s in shortfall):
             # the shrunk probabilities are the symptom of the same too-little fitting
             # (:func:`underconfident_lag`)
             explained += ("poor_calibration",)
