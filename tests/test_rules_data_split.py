@@ -1980,3 +1980,45 @@ def test_ch39_an_undated_split_backward_along_a_year_is_temporal_leakage():
     shifted = _reversed_years(test_min=1995.0, test_max=1996.0)
     assert reversed_split_axis(shifted) is None
     assert severity_of("temporal_leakage", shifted) is None
+
+
+# --- round 43: mv43 ---
+
+
+def _earnings_spike(test_min: float):
+    """``earn`` holds 0 in 31% of training rows (0.01 IQRs below the other values, a real
+    zero-earnings mass); imputing it and refitting gains 0.128 r2 (noise 0.028) on a model
+    with 0.23 skill over chance; the test rows holding 0 were not compared (fewer than the
+    testing step needs), and the test split's ``earn`` starts at ``test_min``."""
+    train = [num("earn", min=0.0, q01=0.0, q50=10.7, max=60.0), *(num(f"x{i}") for i in range(4))]
+    test = [num("earn", 339, min=test_min, q01=test_min, q50=14.8, max=62.0),
+            *(num(f"x{i}", 339) for i in range(4))]
+    art = artifact(train, test, n_train=791, n_test=339, task="regression")
+    return art.model_copy(update={"interventions": [
+        Intervention(kind="chance_level", category="underfitting", metric="r2",
+                     score_before=-0.001, score_after=0.231, noise=0.046),
+        Intervention(kind="impute_sentinel", category="missing_values", target="earn",
+                     metric="r2", score_before=0.231, score_after=0.359, noise=0.028,
+                     model_used="clone",
+                     values={"value": 0.0, "share": 0.31, "gap": 0.01, "fill": 17.9, "relaxed": 0.0}),
+    ]})
+
+
+def test_mv43_a_spike_no_test_row_holds_is_at_most_low():
+    # 0 lies below every test value (a test split shifted off it): no test prediction is
+    # made from it, so the refit's gain from rewriting it in training measures the fit
+    # against that test split, not a code the model reads at face value -> low
+    from deepfix_agents.rules.missing_values import absent_from_test
+
+    rule = RULES.get("missing_values")()
+    shifted = _earnings_spike(2.2)
+    assert absent_from_test(shifted, "earn", 0.0)
+    (signal,) = rule.detect("intervention", shifted)
+    assert signal.score == pytest.approx(0.35)
+    assert "no test row holds 0" in signal.evidence.detail
+    # the same spike present on test (test values start at 0) keeps its measured gain
+    held = _earnings_spike(0.0)
+    assert not absent_from_test(held, "earn", 0.0)
+    (kept,) = rule.detect("intervention", held)
+    assert kept.score > 0.4
+    assert "takes at face value" in kept.evidence.detail

@@ -264,6 +264,24 @@ def harmful_sentinels(artifact):
     return found
 
 
+def absent_from_test(artifact, column, value) -> bool:
+    """Whether no test row can hold the spike ``value`` of ``column``: the test split
+    holds the column with values, and ``value`` lies outside their range.
+
+    A code misleads the model where it stands, on the rows holding it (see
+    :data:`DETACHED_GAP`); a value no test row holds misleads no test prediction. A refit
+    that gains from rewriting it in training then measures what moving those training rows
+    does to the fit against a test split without them (a test split shifted off the
+    value: 1996 earnings of 0 in training, none below 2.2 on test), not a code the model
+    takes at face value: reported at most low (:data:`LOW_CAP`). A planted or real code
+    is written into every split, and its test rows are compared (``sentinel_rows``)."""
+    test = artifact.dataset.test
+    stats = test.column(column) if test is not None and test.n_rows else None
+    if stats is None or stats.min is None or stats.max is None or stats.missing_fraction >= EMPTY:
+        return False
+    return value < stats.min or value > stats.max
+
+
 def adjacent_gain(imputed, rows) -> bool:
     """Whether a spike's imputing refit gains while the spike sits next to the column's
     other values (less than DETACHED_GAP of their IQRs outside their range) and its own
@@ -341,7 +359,10 @@ class MissingValues(Rule):
         "where real values do, on rows the model does not get wrong, is not a code's harm), "
         "and a spike whose test rows are exactly those of another column's natural point mass "
         "(a relaxed spike: 0 cumulative GPA where the hours before the term are 0, a value that "
-        "does not exist for those rows and that another input marks, not a lost value)."
+        "does not exist for those rows and that another input marks, not a lost value), "
+        "and a spike that lies outside the test split's range of the column (no test row holds "
+        "it: a test split shifted off the value), whose refit gain measures the fit against "
+        "that test split, not a code the model reads at face value."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -497,7 +518,11 @@ class MissingValues(Rule):
             )
             adjacent = adjacent_gain(imputed, rows)
             shared = shared_spike(artifact, rows)
-            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent or shared is not None:
+            absent = absent_from_test(artifact, column, value)
+            if (
+                imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent
+                or shared is not None or absent
+            ):
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
@@ -527,6 +552,13 @@ class MissingValues(Rule):
                     "exist for those rows (structural, such as no GPA before any hours), another "
                     "input already marks them, and it is not a lost value stored as a code "
                     "(reported at most low)"
+                )
+            elif absent:
+                detail += (
+                    f", but no test row holds {value:g} (the test split's {column!r} lies outside "
+                    "it): no test prediction is made from it, so the gain measures what moving "
+                    "those training rows does to the fit against this test split, not a code "
+                    "the model is misled by (reported at most low)"
                 )
             else:
                 detail += ": it is a missing-value code the model takes at face value"
