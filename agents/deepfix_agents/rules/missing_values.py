@@ -85,7 +85,12 @@ UNMEASURED_CONFIDENCE = 0.6
 #: much the model loses (the same reasoning as a spike held by most of its column,
 #: :data:`MAJORITY`). What the gaps cost is then only what is measured: the test rows with
 #: a gap predicted worse than the rest beyond 2 noise units (``missing_rows``), or a refit
-#: bounding them (``drop_feature``). Compared and not worse beyond noise, with no refit,
+#: bounding them (``drop_feature``). When the gapped test rows compared are themselves most
+#: of the test rows, their comparison with the rest says how the minority that has the
+#: measurement is predicted (married women, with a husband's schooling recorded), a
+#: different kind of row, not what lost cells cost: as for a spike held by most of its
+#: column, it is not counted as harm (:func:`majority_rows`). Compared and not worse beyond
+#: noise (or compared on a majority of the rows), with no refit,
 #: it is reported at most low (LOW_CAP), confidence 0.6, no importance bonus, and the
 #: finding names the next column whose gaps score higher, if any (lost cells in a minority
 #: of rows keep their share's score). Too few gapped test rows to compare is no measured
@@ -142,6 +147,15 @@ def missing_rows_bound(artifact, column):
     share = min(measured.n_rows / rows, 1.0)
     excess = max(measured.score_after - measured.score_before, 0.0)
     return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
+
+
+def majority_rows(artifact, rows) -> bool:
+    """Whether a ``missing_rows`` comparison's gapped test rows are more than half of the
+    test rows it read: the comparison then sets the majority against the minority that has
+    the measurement, and its difference measures that minority (see :data:`MAJORITY_GAP`)."""
+    test = artifact.dataset.test
+    compared = min(test.n_rows, MAX_TEST_ROWS) if test is not None else 0
+    return bool(compared) and rows.n_rows > MAJORITY_GAP * compared
 
 
 def sparse_share(artifact, stats):
@@ -336,6 +350,8 @@ class MissingValues(Rule):
         "most low (0.35, no importance bonus, confidence 0.6); a column missing in more than half (not all) of "
         "either split's rows is a measurement most rows lack, not lost cells (in both splits, "
         "whatever share a reordered or copied split leaves in the other): unless its gapped test rows "
+        "(a minority of the test rows: a majority compared with the rest measures the minority "
+        "that has the value) "
         "are predicted worse beyond 2 noise units or a refit bounds it, at most low (0.35, no "
         "importance bonus, confidence 0.6), and the finding reports the column whose gaps score "
         "highest; missing labels: 0.3 at any share up to 0.7 at 20%. "
@@ -433,14 +449,15 @@ class MissingValues(Rule):
         train_only = split is dataset.train and bound is None and complete_on_test(artifact, worst.name)
         # a column missing in most (not all) rows whose gaps no measurement shows costly:
         # no refit, and the gapped test rows not predicted worse beyond noise (or too few
-        # to compare)
+        # to compare, or most of the test rows: then the comparison measures the minority)
         worse = by_rows is not None and beyond_noise(by_rows[0])
         sparse = sparse_share(artifact, worst)
+        minority_measured = worse and majority_rows(artifact, by_rows[0])
         baseline_gap = (
             MAJORITY_GAP < sparse and worst.missing_fraction < EMPTY
             and bound is None
             and not rows_harmless
-            and not worse
+            and (not worse or minority_measured)
         )
         # nothing measured what these gaps cost: no refit bound, no gapped test rows compared
         unmeasured = bound is None and by_rows is None
@@ -479,6 +496,12 @@ class MissingValues(Rule):
                 detail += (
                     ": rows with gaps are predicted as well as the rest (or better); the gaps cost "
                     f"at most {row_bound:.3f} of test error, nothing measurable to this model"
+                )
+            elif minority_measured and baseline_gap:
+                detail += (
+                    f": worse, but these {rows.n_rows} rows are most of the test rows, so the "
+                    "difference says how the minority that has the measurement is predicted, "
+                    "not what lost cells cost"
                 )
             elif baseline_gap:
                 detail += ": not worse beyond 2 noise units"
