@@ -2044,3 +2044,38 @@ def test_mv43_majority_gaps_worse_on_a_minority_of_test_rows_keep_their_score():
     assert majority_rows(art, art.interventions[0])
     assert not majority_rows(minority, rows)
     assert finding("missing_values", minority)["severity"] == "high"
+
+
+def _pooled(after: float, target: str = "*", n_rows: int = 23):
+    """9% NaN in ``feed`` (the column the model leans on) and 4% in ``x0``, no refit; the
+    model's own predictions on the ``n_rows`` test rows with a gap (``target`` "*": in any
+    column, the pooled comparison) have mae/std ``after`` vs 0.30 on the rest (noise 0.10)."""
+    art = artifact(
+        [num("feed", missing_fraction=0.09), num("x0", missing_fraction=0.04),
+         *(num(f"x{i}") for i in range(1, 4))],
+        [num("feed", 123, missing_fraction=0.09), num("x0", 123, missing_fraction=0.04),
+         *(num(f"x{i}", 123) for i in range(1, 4))],
+        task="regression", n_test=123,
+        model=ModelInfo(feature_importances={"feed": 0.8, "x0": 0.05, "x1": 0.05, "x2": 0.05, "x3": 0.05}),
+    )
+    return art.model_copy(update={"interventions": [
+        Intervention(kind="missing_rows", category="missing_values", target=target,
+                     metric="mae_over_std", score_before=0.30, score_after=after, noise=0.10,
+                     n_rows=n_rows, model_used="predictions"),
+    ]})
+
+
+def test_mv43_gaps_only_the_pooled_comparison_read_inconclusively_are_unmeasured():
+    # the column's own gapped rows too few to compare; rows with a gap in any column
+    # predicted no worse beyond noise (0.40 vs 0.30, noise 0.10): nothing measured these
+    # gaps -> the share's score without the importance bonus, confidence 0.6
+    signals = RULES.get("missing_values")().detect("dataset", _pooled(0.40))
+    assert signals and all(s.confidence == pytest.approx(0.6) for s in signals)
+    assert all(s.score < 0.35 for s in signals)  # 9% -> 0.30, no +0.1
+    assert all("pooled comparison" in s.evidence.detail for s in signals)
+    # the pool predicted worse beyond 2 noise units: measured harm, 0.95 and the bonus
+    worse = RULES.get("missing_values")().detect("dataset", _pooled(0.60))
+    assert all(s.confidence == pytest.approx(0.95) and s.score > 0.35 for s in worse)
+    # the column's own comparison, inconclusive, keeps 0.95 (it measured this column)
+    own = RULES.get("missing_values")().detect("dataset", _pooled(0.40, target="feed", n_rows=11))
+    assert all(s.confidence == pytest.approx(0.95) for s in own)

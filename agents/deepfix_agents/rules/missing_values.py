@@ -78,6 +78,13 @@ NEGLIGIBLE_ERROR = 0.01
 #: finding is presence, not measured harm, and would otherwise rank as sure as one where
 #: harm was measured (3% natural gaps in a few yearly rates on a 61-row test split, 2
 #: gapped test rows, ranked first at conf 0.95 over planted bugs of the same severity).
+#: So does a column whose own gapped test rows were too few to compare, where only the
+#: pooled comparison (test rows with a gap in any column, ``missing_rows`` ``*``) was made
+#: and shows them predicted no worse beyond noise, with no refit bounding the column:
+#: that comparison reads the gaps of every column at once, and, inconclusive, says nothing
+#: about this one (natural survey gaps of 3-6% scattered over 14 columns of a 123-row test
+#: split: no column reaches the 10 gapped rows a comparison of its own needs). Gapped rows
+#: of the pool predicted worse beyond noise still count as measured harm.
 UNMEASURED_CONFIDENCE = 0.6
 #: a column missing in more than half of a split's rows is a measurement most rows do not
 #: have (a figure recorded less often than the rows, a series that begins mid-sample), not a few
@@ -344,7 +351,9 @@ class MissingValues(Rule):
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
         "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
         "test rows to compare) keep their share's score (no importance bonus: a column's weight "
-        "is presence, not harm) at confidence 0.6; gaps on exactly the test rows that hold a spike value of another column (the value does "
+        "is presence, not harm) at confidence 0.6, as do gaps only the pooled comparison (test rows "
+        "with a gap in any column: the column's own were too few to compare) read and did not find "
+        "worse beyond 2 noise units; gaps on exactly the test rows that hold a spike value of another column (the value does "
         "not exist for them: no age at first birth without a child, where the number of children "
         "is 0) are structural, nothing an imputation could give back: without a refit bound, at "
         "most low (0.35, no importance bonus, confidence 0.6); a column missing in more than half (not all) of "
@@ -461,13 +470,19 @@ class MissingValues(Rule):
         )
         # nothing measured what these gaps cost: no refit bound, no gapped test rows compared
         unmeasured = bound is None and by_rows is None
+        # only the pooled comparison (rows with a gap in any column) read, not worse beyond
+        # noise: nothing measured this column's gaps (see UNMEASURED_CONFIDENCE)
+        pooled = (
+            bound is None and by_rows is not None and by_rows[0].target == "*"
+            and not worse and not rows_harmless
+        )
         # gaps on exactly the rows a spike of another column marks: the value does not exist
         marker = structural_marker(artifact, worst.name) if bound is None else None
         # the importance bonus weighs a harm that was measured; with nothing measured the
         # share alone is presence (see UNMEASURED_CONFIDENCE) and keeps its own score
         if importances.get(worst.name, 0.0) > average and not (
             negligible or rows_harmless or train_only or baseline_gap or marker is not None
-            or unmeasured
+            or unmeasured or pooled
         ):
             score += 0.1
         if rows_harmless or train_only or baseline_gap or marker is not None:
@@ -505,6 +520,12 @@ class MissingValues(Rule):
                 )
             elif baseline_gap:
                 detail += ": not worse beyond 2 noise units"
+            elif pooled:
+                detail += (
+                    f": not worse beyond 2 noise units, and {worst.name!r}'s own gapped test rows "
+                    "were too few to compare: this pooled comparison of every column's gaps "
+                    "measured nothing about these (reported as unmeasured)"
+                )
         if marker is not None:
             detail += (
                 f"; these are exactly the test rows where {marker.target!r} holds "
@@ -526,7 +547,7 @@ class MissingValues(Rule):
             NEGLIGIBLE_CONFIDENCE
             if (negligible or rows_harmless or baseline_gap or marker is not None)
             else UNMEASURED_CONFIDENCE
-            if train_only or unmeasured
+            if train_only or unmeasured or pooled
             else 0.95
         )
         return score, worst, confidence, detail
