@@ -78,6 +78,13 @@ NEGLIGIBLE_ERROR = 0.01
 #: finding is presence, not measured harm, and would otherwise rank as sure as one where
 #: harm was measured (3% natural gaps in a few yearly rates on a 61-row test split, 2
 #: gapped test rows, ranked first at conf 0.95 over planted bugs of the same severity).
+#: So does a column whose own gapped test rows were too few to compare, where only the
+#: pooled comparison (test rows with a gap in any column, ``missing_rows`` ``*``) was made
+#: and shows them predicted no worse beyond noise, with no refit bounding the column:
+#: that comparison reads the gaps of every column at once, and, inconclusive, says nothing
+#: about this one (natural survey gaps of 3-6% scattered over 14 columns of a 123-row test
+#: split: no column reaches the 10 gapped rows a comparison of its own needs). Gapped rows
+#: of the pool predicted worse beyond noise still count as measured harm.
 UNMEASURED_CONFIDENCE = 0.6
 #: a column missing in more than half of a split's rows is a measurement most rows do not
 #: have (a figure recorded less often than the rows, a series that begins mid-sample), not a few
@@ -85,7 +92,12 @@ UNMEASURED_CONFIDENCE = 0.6
 #: much the model loses (the same reasoning as a spike held by most of its column,
 #: :data:`MAJORITY`). What the gaps cost is then only what is measured: the test rows with
 #: a gap predicted worse than the rest beyond 2 noise units (``missing_rows``), or a refit
-#: bounding them (``drop_feature``). Compared and not worse beyond noise, with no refit,
+#: bounding them (``drop_feature``). When the gapped test rows compared are themselves most
+#: of the test rows, their comparison with the rest says how the minority that has the
+#: measurement is predicted (married women, with a husband's schooling recorded), a
+#: different kind of row, not what lost cells cost: as for a spike held by most of its
+#: column, it is not counted as harm (:func:`majority_rows`). Compared and not worse beyond
+#: noise (or compared on a majority of the rows), with no refit,
 #: it is reported at most low (LOW_CAP), confidence 0.6, no importance bonus, and the
 #: finding names the next column whose gaps score higher, if any (lost cells in a minority
 #: of rows keep their share's score). Too few gapped test rows to compare is no measured
@@ -142,6 +154,15 @@ def missing_rows_bound(artifact, column):
     share = min(measured.n_rows / rows, 1.0)
     excess = max(measured.score_after - measured.score_before, 0.0)
     return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
+
+
+def majority_rows(artifact, rows) -> bool:
+    """Whether a ``missing_rows`` comparison's gapped test rows are more than half of the
+    test rows it read: the comparison then sets the majority against the minority that has
+    the measurement, and its difference measures that minority (see :data:`MAJORITY_GAP`)."""
+    test = artifact.dataset.test
+    compared = min(test.n_rows, MAX_TEST_ROWS) if test is not None else 0
+    return bool(compared) and rows.n_rows > MAJORITY_GAP * compared
 
 
 def sparse_share(artifact, stats):
@@ -264,6 +285,24 @@ def harmful_sentinels(artifact):
     return found
 
 
+def absent_from_test(artifact, column, value) -> bool:
+    """Whether no test row can hold the spike ``value`` of ``column``: the test split
+    holds the column with values, and ``value`` lies outside their range.
+
+    A code misleads the model where it stands, on the rows holding it (see
+    :data:`DETACHED_GAP`); a value no test row holds misleads no test prediction. A refit
+    that gains from rewriting it in training then measures what moving those training rows
+    does to the fit against a test split without them (a test split shifted off the
+    value: 1996 earnings of 0 in training, none below 2.2 on test), not a code the model
+    takes at face value: reported at most low (:data:`LOW_CAP`). A planted or real code
+    is written into every split, and its test rows are compared (``sentinel_rows``)."""
+    test = artifact.dataset.test
+    stats = test.column(column) if test is not None and test.n_rows else None
+    if stats is None or stats.min is None or stats.max is None or stats.missing_fraction >= EMPTY:
+        return False
+    return value < stats.min or value > stats.max
+
+
 def adjacent_gain(imputed, rows) -> bool:
     """Whether a spike's imputing refit gains while the spike sits next to the column's
     other values (less than DETACHED_GAP of their IQRs outside their range) and its own
@@ -312,12 +351,16 @@ class MissingValues(Rule):
         "complete on test) meet no test row: without a refit bounding them, at most low (0.35, no "
         "importance bonus, confidence 0.6); gaps nothing measured (no refit bound, too few gapped "
         "test rows to compare) keep their share's score (no importance bonus: a column's weight "
-        "is presence, not harm) at confidence 0.6; gaps on exactly the test rows that hold a spike value of another column (the value does "
+        "is presence, not harm) at confidence 0.6, as do gaps only the pooled comparison (test rows "
+        "with a gap in any column: the column's own were too few to compare) read and did not find "
+        "worse beyond 2 noise units; gaps on exactly the test rows that hold a spike value of another column (the value does "
         "not exist for them: no age at first birth without a child, where the number of children "
         "is 0) are structural, nothing an imputation could give back: without a refit bound, at "
         "most low (0.35, no importance bonus, confidence 0.6); a column missing in more than half (not all) of "
         "either split's rows is a measurement most rows lack, not lost cells (in both splits, "
         "whatever share a reordered or copied split leaves in the other): unless its gapped test rows "
+        "(a minority of the test rows: a majority compared with the rest measures the minority "
+        "that has the value) "
         "are predicted worse beyond 2 noise units or a refit bounds it, at most low (0.35, no "
         "importance bonus, confidence 0.6), and the finding reports the column whose gaps score "
         "highest; missing labels: 0.3 at any share up to 0.7 at 20%. "
@@ -341,7 +384,10 @@ class MissingValues(Rule):
         "where real values do, on rows the model does not get wrong, is not a code's harm), "
         "and a spike whose test rows are exactly those of another column's natural point mass "
         "(a relaxed spike: 0 cumulative GPA where the hours before the term are 0, a value that "
-        "does not exist for those rows and that another input marks, not a lost value)."
+        "does not exist for those rows and that another input marks, not a lost value), "
+        "and a spike that lies outside the test split's range of the column (no test row holds "
+        "it: a test split shifted off the value), whose refit gain measures the fit against "
+        "that test split, not a code the model reads at face value."
     )
     checks = ("Percent Of Nulls", "Mixed Nulls")
 
@@ -412,24 +458,31 @@ class MissingValues(Rule):
         train_only = split is dataset.train and bound is None and complete_on_test(artifact, worst.name)
         # a column missing in most (not all) rows whose gaps no measurement shows costly:
         # no refit, and the gapped test rows not predicted worse beyond noise (or too few
-        # to compare)
+        # to compare, or most of the test rows: then the comparison measures the minority)
         worse = by_rows is not None and beyond_noise(by_rows[0])
         sparse = sparse_share(artifact, worst)
+        minority_measured = worse and majority_rows(artifact, by_rows[0])
         baseline_gap = (
             MAJORITY_GAP < sparse and worst.missing_fraction < EMPTY
             and bound is None
             and not rows_harmless
-            and not worse
+            and (not worse or minority_measured)
         )
         # nothing measured what these gaps cost: no refit bound, no gapped test rows compared
         unmeasured = bound is None and by_rows is None
+        # only the pooled comparison (rows with a gap in any column) read, not worse beyond
+        # noise: nothing measured this column's gaps (see UNMEASURED_CONFIDENCE)
+        pooled = (
+            bound is None and by_rows is not None and by_rows[0].target == "*"
+            and not worse and not rows_harmless
+        )
         # gaps on exactly the rows a spike of another column marks: the value does not exist
         marker = structural_marker(artifact, worst.name) if bound is None else None
         # the importance bonus weighs a harm that was measured; with nothing measured the
         # share alone is presence (see UNMEASURED_CONFIDENCE) and keeps its own score
         if importances.get(worst.name, 0.0) > average and not (
             negligible or rows_harmless or train_only or baseline_gap or marker is not None
-            or unmeasured
+            or unmeasured or pooled
         ):
             score += 0.1
         if rows_harmless or train_only or baseline_gap or marker is not None:
@@ -459,8 +512,20 @@ class MissingValues(Rule):
                     ": rows with gaps are predicted as well as the rest (or better); the gaps cost "
                     f"at most {row_bound:.3f} of test error, nothing measurable to this model"
                 )
+            elif minority_measured and baseline_gap:
+                detail += (
+                    f": worse, but these {rows.n_rows} rows are most of the test rows, so the "
+                    "difference says how the minority that has the measurement is predicted, "
+                    "not what lost cells cost"
+                )
             elif baseline_gap:
                 detail += ": not worse beyond 2 noise units"
+            elif pooled:
+                detail += (
+                    f": not worse beyond 2 noise units, and {worst.name!r}'s own gapped test rows "
+                    "were too few to compare: this pooled comparison of every column's gaps "
+                    "measured nothing about these (reported as unmeasured)"
+                )
         if marker is not None:
             detail += (
                 f"; these are exactly the test rows where {marker.target!r} holds "
@@ -482,7 +547,7 @@ class MissingValues(Rule):
             NEGLIGIBLE_CONFIDENCE
             if (negligible or rows_harmless or baseline_gap or marker is not None)
             else UNMEASURED_CONFIDENCE
-            if train_only or unmeasured
+            if train_only or unmeasured or pooled
             else 0.95
         )
         return score, worst, confidence, detail
@@ -497,7 +562,11 @@ class MissingValues(Rule):
             )
             adjacent = adjacent_gain(imputed, rows)
             shared = shared_spike(artifact, rows)
-            if imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent or shared is not None:
+            absent = absent_from_test(artifact, column, value)
+            if (
+                imputed.values.get("relaxed", 0.0) or share > MAJORITY or adjacent
+                or shared is not None or absent
+            ):
                 score = min(score, LOW_CAP)
             fill = imputed.values.get("fill")
             by = f"{fill:g} (the median of the other values)" if fill is not None else "the median of the other values"
@@ -527,6 +596,13 @@ class MissingValues(Rule):
                     "exist for those rows (structural, such as no GPA before any hours), another "
                     "input already marks them, and it is not a lost value stored as a code "
                     "(reported at most low)"
+                )
+            elif absent:
+                detail += (
+                    f", but no test row holds {value:g} (the test split's {column!r} lies outside "
+                    "it): no test prediction is made from it, so the gain measures what moving "
+                    "those training rows does to the fit against this test split, not a code "
+                    "the model is misled by (reported at most low)"
                 )
             else:
                 detail += ": it is a missing-value code the model takes at face value"
