@@ -999,6 +999,39 @@ def test_data_type_issues_absorb_unseen_categories_through_the_reasoner():
     assert "unseen_categories" not in categories
 
 
+def test_unseen_numbers_of_a_code_like_column_are_the_type_problem():
+    """Numbers stored as text that repeat (may be codes: low on their own) but whose test
+    rows hold numbers never seen in training: read as categories, each new number is an
+    unknown category, so the share of rows hit scores the type problem, which then folds
+    the unseen categories of that column in. A new *text* value in such a column is a new
+    category: the unseen categories keep their own finding."""
+    def codes(n, share=1.0):
+        return cat("insurance", 176, unique_fraction=0.4, numeric_string_fraction=share)
+
+    def art(test_share):
+        return artifact(
+            [num("x"), codes(1000)],
+            [num("x", 300), codes(300, test_share)],
+            comparison=SplitComparison(
+                unseen_category_fraction={"insurance": 0.22}, test_to_train_ratio=0.3
+            ),
+        )
+
+    numbers = art(1.0)
+    found = finding("data_type_issues", numbers)
+    assert found["severity"] == "high" and "22% of test rows" in found["title"]
+    signals = [
+        s
+        for rule in RULES
+        for src in ("dataset", "deepchecks", "model")
+        for s in rule().detect(src, numbers)
+    ]
+    categories = [f.category for f in reason(signals, numbers)]
+    assert categories[0] == "data_type_issues" and "unseen_categories" not in categories
+    # the new test values are text ('new_a'): new categories, not new numbers
+    assert severity_of("data_type_issues", art(0.8)) == "low"
+
+
 def test_data_type_issues_keep_an_independent_drift_of_another_column():
     """Mistyped values explain drift of their own column only: a column without a type
     problem that moved by two stds is a second bug and keeps its own finding."""

@@ -31,6 +31,14 @@ QUANTITY_UNIQUE_SHARE = 0.5
 COLUMN_BONUS, MAX_COLUMN_BONUS = 0.05, 0.1
 #: columns the model does not read weigh less
 NON_FEATURE_FACTOR = 0.5
+#: share of test rows holding a number never seen in training in a column of numbers
+#: read as categories -> score: each such number is an unknown category to the model,
+#: read on the scale unseen_categories reads a share of rows with unknown categories
+#: (without its discount for near-unique columns: new values are normal for a quantity,
+#: which is why reading one as categories is the bug)
+UNSEEN_NUMBERS_SCORE = (
+    (0.01, 0.0), (0.03, 0.2), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8), (0.8, 0.9)
+)
 #: Deepchecks' share of samples holding only special characters -> score
 SPECIAL_SCORE = ((0.001, 0.0), (0.01, 0.2), (0.05, 0.35), (0.2, 0.5))
 #: text: share of tokens the model's tokenizer maps to [UNK] (Unknown Tokens) -> score;
@@ -159,7 +167,11 @@ class DataTypeIssues(Rule):
         "ordered scale read as categories; one-hot keeps the levels): 0.3; numbers and text mixed: "
         "0.45; case/whitespace variants, share of rows 2% -> 0.2, 5% -> 0.35, 10% -> 0.45, "
         "20% -> 0.6, 35% -> 0.7 (variants keep their information: never above 0.75). +0.05 per "
-        "further affected feature (up to +0.1); x0.5 for columns the model does not read. Deepchecks' Mixed Data Types / String Mismatch "
+        "further affected feature (up to +0.1); x0.5 for columns the model does not read. Numbers "
+        "stored as text whose test values read as numbers too, by the share of test rows holding "
+        "a number never seen in training (each an unknown category once read as categories): "
+        "3% -> 0.2, 10% -> 0.45, 25% -> 0.65, 50% -> 0.8 (+ the column bonus); the unseen "
+        "categories of such a column are this finding's symptom. Deepchecks' Mixed Data Types / String Mismatch "
         "corroborate (0.3); Special Characters share 1% -> 0.2, 5% -> 0.35, 20% -> 0.5."
     )
     explains = (
@@ -237,6 +249,7 @@ class DataTypeIssues(Rule):
             ((s, name, k, d, v) for name, found in problems.items() for s, k, d, v in found),
             key=lambda t: (-t[0], t[1], t[2]),
         )
+        yield from self._unseen_numbers(artifact, problems, bonus, affected)
         for score, name, kind, detail, share in ranked[:4]:
             total = score + bonus
             if kind == "variants":
@@ -250,6 +263,46 @@ class DataTypeIssues(Rule):
                 value=share,
                 column=name,
                 problem=kind,
+                n_columns=len(affected),
+                columns=affected,
+            )
+
+    def _unseen_numbers(self, artifact, problems, bonus, affected):
+        """The reach of numbers stored as text: the test rows whose number in such a column
+        never occurs in training. Read as categories, each new number is an unknown
+        category (the rows get a default guess), so the share of test rows hit is the type
+        problem's measured harm, and the unseen categories found there are its symptom.
+        Only when the test values read as numbers too: a new *text* value in a column of
+        numeric codes is a new category (an independent bug), not a new number."""
+        dataset = artifact.dataset
+        comparison = dataset.comparison
+        if comparison is None or dataset.test is None:
+            return
+        features = set(dataset.feature_names)
+        for name in sorted(problems):
+            kinds = {kind for _, kind, _, _ in problems[name]}
+            if name not in features or "numbers_as_text" not in kinds:
+                continue
+            test = dataset.test.column(name)
+            share = comparison.unseen_category_fraction.get(name) or 0.0
+            if test is None or (test.numeric_string_fraction or 0.0) < NUMERIC_TEXT_SHARE:
+                continue
+            score = interp(share, UNSEEN_NUMBERS_SCORE)
+            if score <= 0:
+                continue
+            yield self.signal(
+                "dataset",
+                score=score + bonus,
+                confidence=0.9,
+                detail=(
+                    f"{pct(share)} of test rows hold a number in {name!r} never seen in train: "
+                    "read as categories, each is unknown to the model"
+                    + (f"; {len(affected)} columns affected" if len(affected) > 1 else "")
+                ),
+                value=share,
+                column=name,
+                problem="numbers_as_text",
+                unseen_share=share,
                 n_columns=len(affected),
                 columns=affected,
             )
@@ -372,7 +425,14 @@ class DataTypeIssues(Rule):
         n = self.fact(signals, "n_columns", 1)
         more = f" (and {n - 1} more column(s) with type problems)" if n > 1 else ""
         if problem == "numbers_as_text":
-            return f"{column!r} holds numbers stored as text, so the model treats them as categories{more}"
+            unseen = strongest.facts.get("unseen_share")
+            reach = (
+                f"; {pct(unseen)} of test rows hold a number it never saw" if unseen else ""
+            )
+            return (
+                f"{column!r} holds numbers stored as text, so the model treats them as "
+                f"categories{reach}{more}"
+            )
         if problem == "variants":
             share = strongest.evidence.value or 0.0
             return (
