@@ -1951,6 +1951,40 @@ def test_unused_features_collected_noise_outranks_other_low_findings():
     assert assess("unused_features", data)[0] == "info"
 
 
+def test_bg44_collected_noise_contradicted_by_its_refit_is_not_confident():
+    """The refit without the "noise" columns (``drop_noise_features``) that loses test
+    score beyond 2 standard errors of the paired difference measured that together they
+    carry signal (weak features, not noise): the reading stays, at low confidence, so
+    it no longer outranks other low findings. A refit that changes nothing (a tree
+    that ignores real noise) leaves the reading as confident as it was."""
+    strong = [f"s{i}" for i in range(6)]
+    noise = [f"aux{i}" for i in range(10)]
+    features = strong + noise
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    cols = [col(f, target_association=0.4 if f.startswith("s") else 0.02) for f in features]
+    data = artifact(features=features, train_cols=cols, model=model)
+
+    def refit(change, noise_se):
+        measured = Intervention(
+            kind="drop_noise_features", category="unused_features", target=",".join(noise),
+            metric="f1_macro", score_before=0.80, score_after=0.80 + change, noise=noise_se,
+            n_rows=400, model_used="clone",
+        )
+        return data.model_copy(update={"interventions": [measured]})
+
+    def dataset_confidence(d):
+        signals = assess("unused_features", d)[2]
+        return max(s.confidence for s in signals if s.source == "dataset")
+
+    assert dataset_confidence(data) == pytest.approx(0.9)
+    assert dataset_confidence(refit(0.0, 0.02)) == pytest.approx(0.9)
+    assert dataset_confidence(refit(-0.03, 0.02)) == pytest.approx(0.9)  # within 2 SE
+    lost = refit(-0.08, 0.02)
+    severity, title, _ = assess("unused_features", lost)
+    assert severity == "low" and title.startswith("10 of 16 features")
+    assert dataset_confidence(lost) == pytest.approx(0.3)
+
+
 def test_collected_noise_next_to_weak_real_features():
     """The labels relate to the features when two features relate beyond noise and one of
     them clearly (twice the bound): weak real features (a barely predictable target)
