@@ -3935,6 +3935,32 @@ def test_uu36_collected_noise_is_a_count_not_a_share():
     data = artifact(features=few, train_cols=[c for c in cols if c.name in few], model=model)
     assert assess("unused_features", data)[0] == "info"
 
+def test_nb45_one_hot_block_counts_once_as_collected_noise():
+    """Nine adjacent 0/1 columns whose means add up to one mark every row exactly once:
+    the levels of one categorical (a university, an industry), one-hot encoded. Each
+    level alone relates weakly to the label, but the block is one collected variable:
+    with four other weak columns it makes five noise variables, under the 8 of collected
+    noise. The same nine flags not adding up to one (separate flags) stay nine."""
+    model = modified(HEALTHY_MODEL, feature_importances={})
+    strong = [f"s{i}" for i in range(5)]
+    weak = [f"aux{i}" for i in range(4)]
+    levels = [f"level{i}" for i in range(9)]
+    features = strong + weak + levels
+
+    def columns(level_mean):
+        return (
+            [col(f, target_association=0.8) for f in strong]
+            + [col(f, target_association=0.02) for f in weak]
+            + [col(f, mean=level_mean, min=0.0, max=1.0, n_unique=2, missing_fraction=0.0,
+                   target_association=0.02) for f in levels]
+        )
+
+    block = artifact(features=features, train_cols=columns(1.0 / 9), model=model)
+    assert assess("unused_features", block)[0] == "info"
+    flags = artifact(features=features, train_cols=columns(0.3), model=model)
+    assert assess("unused_features", flags)[0] == "low"
+
+
 # --- round 36: dr36 ---
 
 

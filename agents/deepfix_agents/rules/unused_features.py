@@ -173,6 +173,44 @@ def noise_bound(n_rows: int) -> float:
     return NOISE_UNITS / max(n_rows, 1) ** 0.5
 
 
+#: a one-hot block: at least this many adjacent 0/1 columns (two complementary flags are
+#: one binary variable already counted once)
+MIN_BLOCK_COLUMNS = 3
+
+
+def _indicator(column) -> bool:
+    """A 0/1 column without gaps (one level of a one-hot encoded categorical)."""
+    return (column is not None and column.n_unique == 2 and column.min == 0.0
+            and column.max == 1.0 and not column.missing_fraction and column.mean is not None)
+
+
+def one_hot_blocks(artifact, names: list[str]) -> list[list[str]]:
+    """Runs of adjacent 0/1 columns whose means add up to one (to within one row): the
+    levels of one categorical, one-hot encoded, that together mark every row exactly
+    once. Such a block is one collected variable, not as many as it has levels: each
+    level alone relates weakly to the label by construction (it is a small share of the
+    rows), so counting the levels one by one makes one categorical look like a pile of
+    collected noise. Greedy from left to right, longest run first."""
+    train = artifact.dataset.train
+    tolerance = 1.0 / max(train.n_rows, 1) + 1e-9
+    blocks, i = [], 0
+    while i < len(names):
+        found = None
+        if _indicator(train.column(names[i])):
+            total, j = 0.0, i
+            while j < len(names) and _indicator(train.column(names[j])):
+                total += train.column(names[j]).mean
+                j += 1
+                if j - i >= MIN_BLOCK_COLUMNS and abs(total - 1.0) <= tolerance:
+                    found = j
+        if found is None:
+            i += 1
+            continue
+        blocks.append(names[i:found])
+        i = found
+    return blocks
+
+
 def noise_features(artifact) -> tuple[list[str], int] | None:
     """Non-constant features whose label association on train is within noise of zero,
     and the number of features with an association; None without train statistics."""
@@ -200,6 +238,20 @@ def noise_features(artifact) -> tuple[list[str], int] | None:
         # nothing relates to the label: the labels are the problem, not the features
         return [], measured
     return noise, measured
+
+
+def noise_count(artifact, noise: list[str]) -> int:
+    """How many collected variables ``noise`` holds: the levels of a one-hot block (see
+    :func:`one_hot_blocks`) count once, as the one categorical they encode."""
+    names = artifact.dataset.feature_names or [
+        c.name for c in artifact.dataset.train.columns if c.name != artifact.dataset.target
+    ]
+    members = set(noise)
+    count = len(noise)
+    for block in one_hot_blocks(artifact, names):
+        inside = sum(1 for name in block if name in members)
+        count -= max(inside - 1, 0)
+    return count
 
 
 #: a regression's features beyond the noise bound are signal, not the few that chance
@@ -239,7 +291,7 @@ def collected_noise(artifact) -> tuple[list[str], int]:
     if found is None:
         return [], 0
     noise, measured = found
-    if len(noise) < MIN_NOISE_FEATURES or not measured:
+    if noise_count(artifact, noise) < MIN_NOISE_FEATURES or not measured:
         return [], measured
     return noise, measured
 
@@ -496,7 +548,7 @@ class UnusedFeatures(Rule):
         "shuffled (while another input moves them) never receives that input: medium 0.45 "
         "when it relates to the label beyond twice the noise bound (no 0.3 floor: exact "
         "evidence). At least 8 features "
-        "with no label association beyond noise (2.5/sqrt(n_train)), while two features "
+        "with no label association beyond noise (2.5/sqrt(n_train); the levels of a one-hot block, at least 3 adjacent 0/1 columns whose means add up to one, count once), while two features "
         "relate beyond it, one by twice (or, on a regression, more features pass it than "
         "chance would push past it, binomial P < 1%): low, 0.3 up to 40% of the features -> 0.38 at 80%, confidence 0.9, 0.3 when the refit without them loses test score beyond 2 standard errors of the paired difference (together they carry signal: weak features, not noise). Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
         "60% -> 0.28, 80% -> 0.35, 100% -> 0.38. Medium only when most features are truly "
