@@ -4481,3 +4481,38 @@ def test_fit43_a_model_that_fits_its_rows_as_well_as_the_ladder_generalises_is_n
     weak = case(0.58)
     assert not fits_what_the_ladder_generalises(0.58, weak.baselines[1])
     assert assess("underfitting", weak)[0] == "medium"
+
+
+# --- round 45: ov45 ---
+
+
+def _ov45_memoriser(train_std: float, test_std: float, train_score: float = 1.0):
+    """A regressor scoring R2 ``train_score`` on its training rows and -0.13 on test
+    (chance), whose predictions spread ``train_std`` on the training rows and ``test_std``
+    on the test rows; targets spread 75 on both splits."""
+    data = _dr34_collapsed(train_std=train_std, test_std=test_std)
+    perf = modified(data.performance, train_score=train_score, test_score=-0.13)
+    dataset = data.dataset.model_copy(update={
+        "train": data.dataset.train.model_copy(update={"label_stats": {"std": 75.0}}),
+        "test": data.dataset.test.model_copy(update={"label_stats": {"std": 75.0}}),
+    })
+    return data.model_copy(update={"performance": perf, "dataset": dataset})
+
+
+def test_ov45_a_memoriser_answering_new_rows_with_one_value_is_harmed():
+    """A regressor that reproduces its training rows (R2 1.0, outputs spread 70 there)
+    and answers every test row with (almost) one value (spread 0.5) learned nothing that
+    carries over: the collapse on new rows is the memorisation's measured harm, scored on
+    degenerate_predictions' scale (at least high). Outputs that keep their spread on test
+    (60) measure no such harm; a model collapsed on its training rows too is broken, not
+    memorising; one that does not reproduce its training rows (R2 0.8) is no memoriser."""
+    from deepfix_agents.rules.overfitting import collapsed_on_new_rows
+
+    collapsed = _ov45_memoriser(train_std=70.0, test_std=0.5)
+    assert collapsed_on_new_rows(collapsed) >= 0.7
+    assert severity_for(max(s.score for s in RULES.get("overfitting")().detect("model", collapsed))) in (
+        "high", "critical")
+    assert collapsed_on_new_rows(_ov45_memoriser(train_std=70.0, test_std=60.0)) is None
+    assert collapsed_on_new_rows(_ov45_memoriser(train_std=0.0, test_std=0.0)) is None
+    assert collapsed_on_new_rows(
+        _ov45_memoriser(train_std=70.0, test_std=0.5, train_score=0.8)) is None

@@ -271,6 +271,45 @@ def skill_lost_score(artifact, reach: float, lag: float) -> float | None:
     return interp(lag / headroom, SHORTFALL_SCORE)
 
 
+def collapsed_on_new_rows(artifact) -> float | None:
+    """The harm of a regressor that reproduces its training rows and answers new rows
+    with (almost) one value: the spread of its test predictions over what its training
+    predictions' spread becomes at the test targets' spread (training prediction std x
+    test label std / training label std), scored on ``degenerate_predictions``' scale
+    for a collapsed output (``SPREAD_SCORE``: under 0.4 of it counts, 0.02 -> 0.9). A
+    model that memorised (an RBF kernel too narrow, a 1-NN far from every new row)
+    varies on the rows it saw and falls back to its intercept on every other one: its
+    test answers carry nothing of the input, a measured cost of the memorisation that
+    no lag behind baselines fitted to the same rows needs to confirm. None for
+    classification, for a model that does not memorise, without prediction and label
+    spreads on both splits, or where the outputs collapse on the training rows too
+    (then the model is broken, not memorising: ``degenerate_predictions``' matter)."""
+    from deepfix_agents.rules.degenerate_predictions import (
+        SPREAD_SCORE,
+        collapsed_on_training_rows,
+    )
+
+    performance, dataset = artifact.performance, artifact.dataset
+    if artifact.task != "regression" or performance.train_score is None:
+        return None
+    if not memorises(performance.train_score) or dataset.train is None:
+        return None
+    stats = performance.prediction_stats or {}
+    train_spread = (stats.get("train") or {}).get("std")
+    test_spread = (stats.get("test") or {}).get("std")
+    train_labels = (dataset.train.label_stats or {}).get("std")
+    test_labels = (dataset.test.label_stats or {}).get("std")
+    if None in (train_spread, test_spread, train_labels, test_labels):
+        return None
+    if train_spread <= 0 or train_labels <= 0 or test_labels <= 0:
+        return None
+    if collapsed_on_training_rows(artifact):
+        return None
+    ratio = test_spread / (train_spread * test_labels / train_labels)
+    score = interp(ratio, SPREAD_SCORE)
+    return score if score > 0 else None
+
+
 def _own(artifact) -> dict | None:
     performance = artifact.performance
     train, test = performance.train_score, performance.test_score
@@ -355,7 +394,8 @@ def _own(artifact) -> dict | None:
     noise_harm = CHANCE_SCORE if label_noise is not None else 0.0
     overconfidence = memorised_overconfidence(artifact, shift, noise)
     overconfidence_harm = 0.0 if overconfidence is None else interp(overconfidence, ECE_SCORE)
-    decisions = max(gap_part, lag_harm, noise_harm)
+    collapse = collapsed_on_new_rows(artifact)
+    decisions = max(gap_part, lag_harm, noise_harm, collapse or 0.0)
     return {
         "train_score": train,
         "test_score": test,
@@ -364,6 +404,7 @@ def _own(artifact) -> dict | None:
         "metric": performance.metric or "score",
         "score": max(decisions, overconfidence_harm),
         "overconfidence": overconfidence,
+        "collapse": collapse,
         # the finding's harm lies in the stated probabilities only: the memorisation's
         # overconfidence lifts it to medium or above, while what it costs the decisions
         # stays below (too weak on its own to be the cause of anything, see the
@@ -466,7 +507,11 @@ class Overfitting(Rule):
         "0.25 -> 0.7): the calibration its memorisation costs, even where its decisions "
         "beat the baselines; when that alone lifts the finding to medium or above it "
         "explains the miscalibration (poor_calibration, an overconfident slice) but no "
-        "symptom of wrong decisions. Where nothing beyond the gap's benign share is "
+        "symptom of wrong decisions. A regressor that reproduces its training rows and "
+        "whose test predictions spread under 0.4 of its training predictions' spread "
+        "(scaled to the test targets' spread), outputs that vary on its training rows, "
+        "answers new rows with one value: scored on degenerate_predictions' scale "
+        "(0.25 -> 0.3, 0.1 -> 0.6, 0.02 -> 0.9). Where nothing beyond the gap's benign share is "
         "measured, Deepchecks' Train Test Performance (the same gap re-measured) adds no "
         "confidence. Confidence "
         "0.85, 0.65 on a test split under 100 rows unless the lag exceeds 3 standard "
@@ -619,6 +664,11 @@ class Overfitting(Rule):
             )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"
+        if own["collapse"] is not None:
+            detail += (
+                "; its predictions vary on its training rows but collapse on the test rows "
+                "(new rows get (almost) one answer: what it learned does not carry over)"
+            )
         if own["overconfidence"] is not None:
             detail += (
                 "; it states certainty on its training rows and the same on new ones: on "
