@@ -1,19 +1,28 @@
-"""Class-share statistics that several rules read (label_drift, poor_calibration,
-prediction_drift). They live in their own module, which imports no rule, so that a rule
-reading a label shift does not import label_drift and, through it, feature_drift and the
-ladder (an import circle the architecture contracts refuse)."""
+"""Share statistics that several rules read (label_drift, poor_calibration,
+prediction_drift, overconfident_slice). They live in their own module, which imports no
+rule, so that a rule reading a label shift does not import label_drift and, through it,
+feature_drift and the ladder (an import circle the architecture contracts refuse)."""
 
 from __future__ import annotations
 
 
+def share_difference_z(share_a: float, n_a: int, share_b: float, n_b: int) -> float | None:
+    """Signed z of share a above share b: their difference over its standard error under
+    the null of one population (pooled two-proportion test). None without rows on either
+    side or without spread (a pooled share of 0 or 1)."""
+    if n_a < 1 or n_b < 1:
+        return None
+    pooled = (share_a * n_a + share_b * n_b) / (n_a + n_b)
+    se = (pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)) ** 0.5
+    return (share_a - share_b) / se if se > 0 else None
+
+
 def share_shift_z(train_share: float, n_train: int, test_share: float, n_test: int) -> float:
     """The difference of one class's share between the splits over its standard error
-    under the null of one population (pooled share, both splits sampled)."""
-    if n_train < 1 or n_test < 1:
-        return 0.0
-    pooled = (train_share * n_train + test_share * n_test) / (n_train + n_test)
-    se = (pooled * (1.0 - pooled) * (1.0 / n_train + 1.0 / n_test)) ** 0.5
-    return abs(test_share - train_share) / se if se > 0 else 0.0
+    under the null of one population (pooled share, both splits sampled); 0 where
+    :func:`share_difference_z` has none."""
+    z = share_difference_z(test_share, n_test, train_share, n_train)
+    return abs(z) if z is not None else 0.0
 
 
 def total_variation(a: dict[str, float], b: dict[str, float]) -> float:

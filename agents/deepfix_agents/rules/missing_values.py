@@ -145,10 +145,9 @@ def missing_rows_bound(artifact, column):
     share of test rows with a gap times their excess error over the rest + 2 noise units;
     None when not measured."""
     measured = artifact.intervention("missing_rows", column) or artifact.intervention("missing_rows", "*")
-    test = artifact.dataset.test
-    if measured is None or measured.score_before is None or measured.score_after is None or test is None:
+    if measured is None or measured.score_before is None or measured.score_after is None:
         return None
-    rows = min(test.n_rows, MAX_TEST_ROWS)
+    rows = compared_test_rows(artifact)
     if not rows or not measured.n_rows:
         return None
     share = min(measured.n_rows / rows, 1.0)
@@ -156,12 +155,18 @@ def missing_rows_bound(artifact, column):
     return measured, share * (excess + NOISE_UNITS * (measured.noise or 0.0))
 
 
+def compared_test_rows(artifact) -> int:
+    """How many test rows the testing step's row comparisons read: the test split, at most
+    :data:`MAX_TEST_ROWS` (0 without a test split)."""
+    test = artifact.dataset.test
+    return min(test.n_rows, MAX_TEST_ROWS) if test is not None else 0
+
+
 def majority_rows(artifact, rows) -> bool:
     """Whether a ``missing_rows`` comparison's gapped test rows are more than half of the
     test rows it read: the comparison then sets the majority against the minority that has
     the measurement, and its difference measures that minority (see :data:`MAJORITY_GAP`)."""
-    test = artifact.dataset.test
-    compared = min(test.n_rows, MAX_TEST_ROWS) if test is not None else 0
+    compared = compared_test_rows(artifact)
     return bool(compared) and rows.n_rows > MAJORITY_GAP * compared
 
 

@@ -31,6 +31,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._shares import share_difference_z
 
 #: lower bound of the slice's confident-error rate minus its expected rate -> score
 #: (an excess of 0.1 is ten more wrong answers in every hundred trusted ones)
@@ -72,18 +73,6 @@ def excess_score(item) -> float:
     return interp(excess, EXCESS_SCORE) * interp(item.share, SIZE_FACTOR)
 
 
-def _two_share_z(hits_a: float, n_a: int, hits_b: float, n_b: int) -> float | None:
-    """z of share a above share b (pooled two-proportion test); None without rows or
-    spread."""
-    if n_a <= 0 or n_b <= 0:
-        return None
-    pooled = (hits_a + hits_b) / (n_a + n_b)
-    spread = math.sqrt(pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b))
-    if spread <= 0:
-        return None
-    return (hits_a / n_a - hits_b / n_b) / spread
-
-
 def confidence_inverted(summary, item) -> bool:
     """Whether the model is surer on the slice than on the rest of the rows (a larger
     share of its predictions at the confidence threshold, by ``INVERSION_Z`` standard
@@ -95,15 +84,19 @@ def confidence_inverted(summary, item) -> bool:
     (probabilities sharpened on one group: a per-group temperature, a post-hoc boost,
     a pattern extrapolated with certainty), measured against the model's own other
     rows rather than against the claimed rate alone. False without the counts."""
-    if item.kind != "overconfident" or item.n_wrong is None or not item.n_rows:
+    if item.kind != "overconfident" or item.n_wrong is None:
+        return False
+    if not item.n_rows or not item.n_confident:
         return False
     rest_rows = summary.n_rows - item.n_rows
     rest_confident = summary.n_confident - item.n_confident
     rest_wrong = round(summary.confident_error_rate * summary.n_confident) - item.n_wrong
     if rest_rows <= 0 or rest_confident <= 0 or rest_wrong < 0:
         return False
-    surer = _two_share_z(item.n_confident, item.n_rows, rest_confident, rest_rows)
-    wronger = _two_share_z(item.n_wrong, item.n_confident, rest_wrong, rest_confident)
+    surer = share_difference_z(item.n_confident / item.n_rows, item.n_rows,
+                               rest_confident / rest_rows, rest_rows)
+    wronger = share_difference_z(item.n_wrong / item.n_confident, item.n_confident,
+                                 rest_wrong / rest_confident, rest_confident)
     return (
         surer is not None and wronger is not None
         and surer >= INVERSION_Z and wronger >= INVERSION_Z

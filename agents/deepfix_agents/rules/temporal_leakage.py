@@ -37,6 +37,16 @@ def time_dependence(artifact, axis: str | None = None) -> tuple[float | None, fl
     return association, max(association - association_margin(artifact, split), 0.0)
 
 
+def _uncopied_check(artifact, name: str, copied: float):
+    """(check, share): Deepchecks' date-leakage check ``name`` and the share of test rows
+    it flags, read from the rows that do not copy a training row
+    (:func:`_ordered.uncopied_share`); the share is 0 unless the check did not pass."""
+    check = artifact.check(name)
+    if check is None or check.outcome != "not_passed" or not check.value:
+        return check, 0.0
+    return check, uncopied_share(check.value, copied)
+
+
 @register_rule
 class TemporalLeakage(Rule):
     id = "temporal_leakage"
@@ -159,9 +169,8 @@ class TemporalLeakage(Rule):
     def detect_deepchecks(self, artifact):
         factor, association = self._factor(artifact)
         copied = copied_share(artifact)
-        check = artifact.check("Date Train Test Leakage Overlap")
-        share = uncopied_share(check.value, copied) if check is not None and check.value else 0.0
-        if check is not None and check.outcome == "not_passed" and share:
+        check, share = _uncopied_check(artifact, "Date Train Test Leakage Overlap", copied)
+        if share:
             yield self.check_signal(
                 check,
                 score=interp(share, BEFORE_SCORE) * factor,
@@ -170,9 +179,8 @@ class TemporalLeakage(Rule):
                 association=association,
                 trend=factor >= 0.6,
             )
-        check = artifact.check("Date Train Test Leakage Duplicates")
-        share = uncopied_share(check.value, copied) if check is not None and check.value else 0.0
-        if check is not None and check.outcome == "not_passed" and share:
+        check, share = _uncopied_check(artifact, "Date Train Test Leakage Duplicates", copied)
+        if share:
             yield self.check_signal(
                 check,
                 score=interp(share, DUPLICATE_DATE_SCORE) * factor,
