@@ -1288,6 +1288,50 @@ def test_a_slice_surer_where_it_is_wronger_is_medium_however_small_its_excess():
     assert assess("overconfident_slice", hard)[0] == "info"
 
 
+
+def _most_rows_slice(gap):
+    """181 test rows, 165 stated at least 80% sure, 32 of those wrong; one slice of 149
+    rows (82%) with 137 confident predictions, 31 wrong, at a mean confidence of 0.99
+    (1.4 errors claimed): 29.6 confident errors beyond the claim, 0.20 per slice row.
+    The whole split's signed confidence gap is ``gap``."""
+    top = SliceConfidence(
+        description="female = 0.0 and ohio_state = 0.0", features=["female", "ohio_state"],
+        kind="overconfident", n_rows=149, share=149 / 181, n_confident=137, rate=0.2263,
+        rate_low=0.1642, rate_high=0.3032, overall_rate=0.0633, mean_confidence=0.9899,
+        share_of_confident_errors=0.9688, n_wrong=31, expected_wrong=8.667,
+        expected_wrong_var=8.0,
+    )
+    summary = ConfidenceSummary(n_rows=181, threshold=0.8, confident_error_rate=0.1939,
+                                n_confident=165, slices=[top])
+    perf = modified(HEALTHY_PERF, calibration_error=abs(gap), calibration_noise=0.023,
+                    confidence_gap=gap, scores={"test": {"accuracy": 0.746}})
+    return artifact(performance=perf, n_test=181).model_copy(update={"confidence": summary})
+
+
+def test_a_slice_no_more_overconfident_than_the_rest_does_not_explain_calibration():
+    """A slice of most of the rows holds nearly all confident errors because it holds
+    nearly all confident rows. With a gap of 0.218 (39.4 rows of overstated confidence)
+    the 32 rows outside it carry 9.8 of them, 0.31 per row against the slice's 0.20: the
+    model overstates itself everywhere, a global miscalibration the slice does not
+    explain (poor_calibration stays its own finding). With a gap of 0.12 (21.7 rows) the
+    slice carries more than all of it: it explains the calibration error."""
+    from deepfix_agents.rules.overconfident_slice import carries_calibration, excess_per_row
+
+    rule = RULES.get("overconfident_slice")()
+    everywhere = _most_rows_slice(0.218)
+    on_slice, rest = excess_per_row(everywhere, everywhere.confidence.slices[0])
+    assert round(on_slice, 2) == 0.2 and round(rest, 2) == 0.31
+    assert not carries_calibration(everywhere, everywhere.confidence.slices[0])
+    assert "poor_calibration" not in rule.explains_for(everywhere)
+    local = _most_rows_slice(0.12)
+    assert carries_calibration(local, local.confidence.slices[0])
+    assert "poor_calibration" in rule.explains_for(local)
+    # without the counts (an older artifact) the share of confident errors decides alone
+    assert "poor_calibration" in rule.explains_for(
+        local.model_copy(update={"performance": modified(local.performance,
+                                                         confidence_gap=None)}))
+
+
 # --------------------------------------------------------------------------- decision_threshold
 
 

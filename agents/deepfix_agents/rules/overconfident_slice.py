@@ -23,6 +23,11 @@ often sure where it is more often wrong; one that is sure more often on the slic
 elsewhere *and* more often wrong when sure there (:func:`confidence_inverted`) has
 probabilities sharpened on that group, and the slice is reported at medium however
 small its excess.
+
+A slice that holds most confident errors because it holds most confident rows (a slice
+of most of the rows, on a model sure nearly everywhere) is no seat of the miscalibration:
+the slice explains ``poor_calibration`` only when the model overstates itself more per
+row there than on the other rows (:func:`carries_calibration`).
 """
 
 from __future__ import annotations
@@ -101,6 +106,38 @@ def confidence_inverted(summary, item) -> bool:
         surer is not None and wronger is not None
         and surer >= INVERSION_Z and wronger >= INVERSION_Z
     )
+
+
+def excess_per_row(artifact, item) -> tuple[float, float] | None:
+    """(on the slice, on the other rows): the model's stated confidence beyond its
+    accuracy, in rows, per row. On the slice, its confident errors beyond the error rate
+    it claims there (one minus its mean top probability on the slice's confident rows);
+    on the other rows, what is left of the whole test split's signed confidence gap
+    (mean stated confidence minus accuracy, times the rows). A slice is the seat of a
+    global miscalibration only when the model overstates itself more per row there than
+    elsewhere. None without the gap or the counts, or with no rows outside the slice."""
+    summary, gap = artifact.confidence, artifact.performance.confidence_gap
+    if summary is None or gap is None or item.n_wrong is None or not item.n_rows:
+        return None
+    rest_rows = summary.n_rows - item.n_rows
+    if rest_rows <= 0:
+        return None
+    on_slice = item.n_wrong - item.n_confident * (1.0 - item.mean_confidence)
+    return on_slice / item.n_rows, (gap * summary.n_rows - on_slice) / rest_rows
+
+
+def carries_calibration(artifact, item) -> bool:
+    """Whether the slice, not the whole model, carries the model's miscalibration: it
+    holds at least ``EXPLAINS_CALIBRATION`` of the confident errors *and* the model
+    overstates itself more per row on it than on the other rows (:func:`excess_per_row`;
+    True when that is not measured). A slice on which the model is no more overconfident
+    than on the rest holds many confident errors because it holds many confident rows
+    (a slice of most of the rows, on a model sure nearly everywhere): the overconfidence
+    is everywhere, poor_calibration's, and recalibrating every probability is the fix."""
+    if (item.share_of_confident_errors or 0.0) < EXPLAINS_CALIBRATION:
+        return False
+    rates = excess_per_row(artifact, item)
+    return rates is None or rates[0] > rates[1]
 
 
 def slice_explains_chance(artifact) -> bool:
@@ -186,7 +223,11 @@ class OverconfidentSlice(Rule):
         "more often than on the other rows and, when sure, wrong more often than on them "
         "(each by 1.96 standard errors of a two-proportion test: confidence rising where "
         "accuracy falls) scores at least 0.4 (medium) times its size factor; found by "
-        "that alone (its own score under 0.2) it does not explain poor calibration."
+        "that alone (its own score under 0.2) it does not explain poor calibration. A "
+        "slice holding half or more of the confident errors explains poor calibration "
+        "only when the model overstates its confidence more per row on it (its confident "
+        "errors beyond the rate it claims there) than on the other rows (the rest of the "
+        "split's signed confidence gap): otherwise the overconfidence is global."
     )
     explains = ("weak_segment", "poor_calibration")
 
@@ -277,7 +318,7 @@ class OverconfidentSlice(Rule):
         # whole, less sure than the model is right; nor one whose overconfidence beyond
         # its claimed rate would not be reported on its own (found by its inverted
         # confidence alone: a local mark, too few excess errors to carry a global one)
-        if (top.share_of_confident_errors or 0.0) >= EXPLAINS_CALIBRATION and (
+        if carries_calibration(artifact, top) and (
             prior_shift(artifact) is None
         ) and not underconfident(artifact) and not (
             confidence_inverted(summary, top) and excess_score(top) < REPORTED
