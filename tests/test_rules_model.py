@@ -4217,6 +4217,57 @@ def test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting():
     assert not shrunk_probabilities(fitted)
 
 
+def _fit46_multiclass_collapse(*, log_loss, train_score=0.278):
+    """Three classes, 181 test rows (71% '2'): the model answers '2' for every row
+    (f1_macro 0.277, at chance: the constant output's measurement has no noise) while a
+    linear baseline reaches 0.81 in cross-validation and 0.86 on test; ``log_loss`` is
+    the test log loss of its probabilities (the class shares' entropy is 0.791)."""
+    shares = {"2": 0.713, "1": 0.177, "0": 0.110}
+    perf = modified(
+        HEALTHY_PERF, metric="f1_macro", train_score=train_score, test_score=0.277,
+        prediction_distribution={"2": 1.0}, train_prediction_distribution={"2": 1.0},
+        f1_at_default=None, f1_at_best=None, best_threshold=None,
+        scores={"test": {"n_rows": 181.0, "f1_macro": 0.277, "log_loss": log_loss},
+                "train": {"n_rows": 422.0, "f1_macro": train_score}},
+    )
+    baselines = [
+        BaselineResult(name="dummy", metric="f1_macro", cv_score=0.278, test_score=0.277),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.81, test_score=0.86),
+    ]
+    data = artifact(task="multiclass_classification", performance=perf, baselines=baselines,
+                    n_train=422, n_test=181, train_labels=shares, test_labels=shares)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.277,
+        score_after=0.277, noise=0.0, n_rows=181,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_fit46_a_multiclass_model_whose_shrunk_probabilities_pick_the_majority_is_too_weak():
+    """A multiclass model that answers the majority class for every row, at chance while
+    the ladder learns the labels, whose probabilities explain the labels beyond noise on
+    test (log loss 0.66 vs the shares' entropy 0.791: a likelihood ratio of 47) and which
+    fits its training rows no better: a model too weak for the signal (a penalty too
+    strong pulls every row's probabilities towards the prior, so the majority wins every
+    arg-max). Underfitting is the cause and the one-class output its symptom, as for a
+    binary model (test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting).
+    Probabilities at the class shares (a setting that squashed every posterior) keep
+    degenerate_predictions, as does a model that fits its training rows far better."""
+    from deepfix_agents.rules.underfitting import shrunk_probabilities, weak_model
+
+    shrunk = _fit46_multiclass_collapse(log_loss=0.66)
+    assert shrunk_probabilities(shrunk) and weak_model(shrunk)
+    findings = reason(_all_signals(shrunk), shrunk)
+    assert findings[0].category == "underfitting"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+
+    flat = _fit46_multiclass_collapse(log_loss=0.791)
+    assert not shrunk_probabilities(flat)
+    assert reason(_all_signals(flat), flat)[0].category == "degenerate_predictions"
+    fitted = _fit46_multiclass_collapse(log_loss=0.66, train_score=0.6)
+    assert not shrunk_probabilities(fitted)
+
+
 def test_uf37_a_certain_lag_beside_underconfident_probabilities_is_underfitting():
     """A boosted model stopped after a few rounds: f1_macro 0.88 on 360 test rows where a
     tree baseline reaches 0.97 (0.97 in cross-validation) and the dummy 0.13. The
