@@ -3380,6 +3380,31 @@ def test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_explains_it
     assert any(e.check == "chance_level" for e in slice_finding.evidence)
 
 
+def test_fit46_a_slice_explains_no_chance_level_score_where_the_labels_look_unrelated():
+    """The slice of test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_
+    explains_it, on a model whose labels look unrelated to the features: no rung of the
+    ladder beats chance on test (linear 0.47 vs chance 0.494) and the model's scores do
+    not rank the classes (no F1 at a better threshold). The slice was picked as the
+    place where the confident errors exceed their claim most, so taking its excess
+    errors away lifts a model that learned nothing above chance by construction: that
+    says nothing about the model outside the slice. The no-signal finding stays the
+    cause and ranks first."""
+    from deepfix_agents.rules.overconfident_slice import slice_explains_chance
+    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+    unrelated = _sl33_at_chance_with_slice(43)
+    unrelated = unrelated.model_copy(
+        update={"performance": modified(unrelated.performance, f1_at_best=None)}
+    )
+    measured = at_chance(unrelated)
+    assert measured is not None and signal_is_learnable(unrelated, measured) is False
+    assert not slice_explains_chance(unrelated)
+    assert "underfitting" not in RULES.get("overconfident_slice")().explains_for(unrelated)
+    findings = reason(_all_signals(unrelated), unrelated)
+    assert findings[0].category == "underfitting"
+    assert "unrelated" in findings[0].title
+
+
 def _sl33_origin_slice(failing=("Japan",), levels=3, broken_feature=False):
     """An Auto-MPG-like regression (120 test rows, RMSE 4.26, MAE 3.04) where 'Year' goes
     with MPG only inside Origin = USA (training sample) and the model applies it to the
