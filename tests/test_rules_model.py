@@ -2879,6 +2879,32 @@ def test_fit29_label_noise_needs_a_spread_beyond_noise_a_fitted_gap_and_chance()
     assert noisier_training_labels(noisy.model_copy(update={"dataset": dated})) is None
 
 
+def test_fit46_a_memoriser_of_noisier_training_labels_above_chance_has_no_benign_gap():
+    """A regressor that reproduces its 336 training rows (r2 1.0) and scores 0.31 on 360
+    test rows (2.4 noise units above chance), ahead of a ladder fitted to the same
+    labels. With equal spreads the gap is benign memorisation (x0.4: low). When the
+    training targets spread 1.3x as wide as the test targets (4.9 standard errors of the
+    log ratio) the training labels carry noise the test labels do not, and the model
+    memorised it: the baselines, fitted to the same noisy labels, are no yardstick for
+    what that costs, so the gap counts fully (critical) and the detail names the noise.
+    A model that does not reproduce its training rows (r2 0.9) keeps the benign share."""
+    from deepfix_agents.rules.overfitting import _own, memorised_label_noise
+
+    clean = _fitter_at_chance(1.0, test_score=0.31, noise=0.13)
+    noisy = _fitter_at_chance(1.3, test_score=0.31, noise=0.13)
+    assert memorised_label_noise(clean) is None
+    assert memorised_label_noise(noisy) is not None
+    assert _own(clean)["factor"] == pytest.approx(0.4)
+    assert _own(noisy)["factor"] == 1.0
+    assert assess_all("overfitting", clean) == "low"
+    assert assess_all("overfitting", noisy) == "critical"
+    (signal,) = RULES.get("overfitting")().detect("model", noisy)
+    assert "1.30x as wide as the test labels" in signal.evidence.detail
+    fitted = _fitter_at_chance(1.3, train_score=0.9, test_score=0.31, noise=0.13)
+    assert memorised_label_noise(fitted) is None
+    assert _own(fitted)["factor"] == pytest.approx(0.4)
+
+
 # --- round 29: drift29 ---
 
 
