@@ -2943,6 +2943,32 @@ def test_fit29_label_noise_needs_a_spread_beyond_noise_a_fitted_gap_and_chance()
     assert noisier_training_labels(noisy.model_copy(update={"dataset": dated})) is None
 
 
+def test_fit46_a_memoriser_of_noisier_training_labels_above_chance_has_no_benign_gap():
+    """A regressor that reproduces its 336 training rows (r2 1.0) and scores 0.31 on 360
+    test rows (2.4 noise units above chance), ahead of a ladder fitted to the same
+    labels. With equal spreads the gap is benign memorisation (x0.4: low). When the
+    training targets spread 1.3x as wide as the test targets (4.9 standard errors of the
+    log ratio) the training labels carry noise the test labels do not, and the model
+    memorised it: the baselines, fitted to the same noisy labels, are no yardstick for
+    what that costs, so the gap counts fully (critical) and the detail names the noise.
+    A model that does not reproduce its training rows (r2 0.9) keeps the benign share."""
+    from deepfix_agents.rules.overfitting import _own, memorised_label_noise
+
+    clean = _fitter_at_chance(1.0, test_score=0.31, noise=0.13)
+    noisy = _fitter_at_chance(1.3, test_score=0.31, noise=0.13)
+    assert memorised_label_noise(clean) is None
+    assert memorised_label_noise(noisy) is not None
+    assert _own(clean)["factor"] == pytest.approx(0.4)
+    assert _own(noisy)["factor"] == 1.0
+    assert assess_all("overfitting", clean) == "low"
+    assert assess_all("overfitting", noisy) == "critical"
+    (signal,) = RULES.get("overfitting")().detect("model", noisy)
+    assert "1.30x as wide as the test labels" in signal.evidence.detail
+    fitted = _fitter_at_chance(1.3, train_score=0.9, test_score=0.31, noise=0.13)
+    assert memorised_label_noise(fitted) is None
+    assert _own(fitted)["factor"] == pytest.approx(0.4)
+
+
 # --- round 29: drift29 ---
 
 
@@ -3442,6 +3468,31 @@ def test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_explains_it
     assert "underfitting" not in categories
     slice_finding = next(f for f in findings if f.category == "overconfident_slice")
     assert any(e.check == "chance_level" for e in slice_finding.evidence)
+
+
+def test_fit46_a_slice_explains_no_chance_level_score_where_the_labels_look_unrelated():
+    """The slice of test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_
+    explains_it, on a model whose labels look unrelated to the features: no rung of the
+    ladder beats chance on test (linear 0.47 vs chance 0.494) and the model's scores do
+    not rank the classes (no F1 at a better threshold). The slice was picked as the
+    place where the confident errors exceed their claim most, so taking its excess
+    errors away lifts a model that learned nothing above chance by construction: that
+    says nothing about the model outside the slice. The no-signal finding stays the
+    cause and ranks first."""
+    from deepfix_agents.rules.overconfident_slice import slice_explains_chance
+    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+
+    unrelated = _sl33_at_chance_with_slice(43)
+    unrelated = unrelated.model_copy(
+        update={"performance": modified(unrelated.performance, f1_at_best=None)}
+    )
+    measured = at_chance(unrelated)
+    assert measured is not None and signal_is_learnable(unrelated, measured) is False
+    assert not slice_explains_chance(unrelated)
+    assert "underfitting" not in RULES.get("overconfident_slice")().explains_for(unrelated)
+    findings = reason(_all_signals(unrelated), unrelated)
+    assert findings[0].category == "underfitting"
+    assert "unrelated" in findings[0].title
 
 
 def _sl33_origin_slice(failing=("Japan",), levels=3, broken_feature=False):
@@ -4278,6 +4329,57 @@ def test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting():
     assert not shrunk_probabilities(ignored)
     assert reason(_all_signals(ignored), ignored)[0].category == "degenerate_predictions"
     fitted = _uf37_binary_collapse(log_loss=0.654, f1_at_default=0.0, train_score=0.6)
+    assert not shrunk_probabilities(fitted)
+
+
+def _fit46_multiclass_collapse(*, log_loss, train_score=0.278):
+    """Three classes, 181 test rows (71% '2'): the model answers '2' for every row
+    (f1_macro 0.277, at chance: the constant output's measurement has no noise) while a
+    linear baseline reaches 0.81 in cross-validation and 0.86 on test; ``log_loss`` is
+    the test log loss of its probabilities (the class shares' entropy is 0.791)."""
+    shares = {"2": 0.713, "1": 0.177, "0": 0.110}
+    perf = modified(
+        HEALTHY_PERF, metric="f1_macro", train_score=train_score, test_score=0.277,
+        prediction_distribution={"2": 1.0}, train_prediction_distribution={"2": 1.0},
+        f1_at_default=None, f1_at_best=None, best_threshold=None,
+        scores={"test": {"n_rows": 181.0, "f1_macro": 0.277, "log_loss": log_loss},
+                "train": {"n_rows": 422.0, "f1_macro": train_score}},
+    )
+    baselines = [
+        BaselineResult(name="dummy", metric="f1_macro", cv_score=0.278, test_score=0.277),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.81, test_score=0.86),
+    ]
+    data = artifact(task="multiclass_classification", performance=perf, baselines=baselines,
+                    n_train=422, n_test=181, train_labels=shares, test_labels=shares)
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.277,
+        score_after=0.277, noise=0.0, n_rows=181,
+    )
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_fit46_a_multiclass_model_whose_shrunk_probabilities_pick_the_majority_is_too_weak():
+    """A multiclass model that answers the majority class for every row, at chance while
+    the ladder learns the labels, whose probabilities explain the labels beyond noise on
+    test (log loss 0.66 vs the shares' entropy 0.791: a likelihood ratio of 47) and which
+    fits its training rows no better: a model too weak for the signal (a penalty too
+    strong pulls every row's probabilities towards the prior, so the majority wins every
+    arg-max). Underfitting is the cause and the one-class output its symptom, as for a
+    binary model (test_uf37_shrunk_probabilities_make_a_one_class_model_underfitting).
+    Probabilities at the class shares (a setting that squashed every posterior) keep
+    degenerate_predictions, as does a model that fits its training rows far better."""
+    from deepfix_agents.rules.underfitting import shrunk_probabilities, weak_model
+
+    shrunk = _fit46_multiclass_collapse(log_loss=0.66)
+    assert shrunk_probabilities(shrunk) and weak_model(shrunk)
+    findings = reason(_all_signals(shrunk), shrunk)
+    assert findings[0].category == "underfitting"
+    assert "degenerate_predictions" not in [f.category for f in findings]
+
+    flat = _fit46_multiclass_collapse(log_loss=0.791)
+    assert not shrunk_probabilities(flat)
+    assert reason(_all_signals(flat), flat)[0].category == "degenerate_predictions"
+    fitted = _fit46_multiclass_collapse(log_loss=0.66, train_score=0.6)
     assert not shrunk_probabilities(fitted)
 
 

@@ -151,9 +151,20 @@ def slice_explains_chance(artifact) -> bool:
     measurement has no noise (every prediction the same: the model is at chance on
     every row, whatever one slice adds), nor when the decisions collapse onto one class
     (``degenerate_predictions``' measure): such a model is at chance on every row, and
-    a slice merely gathers the rows of the classes it never answers."""
+    a slice merely gathers the rows of the classes it never answers. Nor where the
+    labels look unrelated to the features (underfitting's ``signal_is_learnable`` is
+    False: no rung of the ladder beats chance and the scores rank no classes): the
+    slice is chosen as the place where the confident errors most exceed their claim, so
+    answering its excess errors right lifts a model that learned nothing past the bar
+    by construction (a memoriser of noise labels states its training certainty on every
+    row and is confidently wrong everywhere), which says nothing about the rows outside
+    it; the no-signal finding then stays the cause."""
     from deepfix_agents.rules.degenerate_predictions import one_class_collapse
-    from deepfix_agents.rules.underfitting import CHANCE_NOISE_UNITS, at_chance
+    from deepfix_agents.rules.underfitting import (
+        CHANCE_NOISE_UNITS,
+        at_chance,
+        signal_is_learnable,
+    )
 
     summary = artifact.confidence
     if summary is None or not summary.n_rows:
@@ -163,6 +174,8 @@ def slice_explains_chance(artifact) -> bool:
         return False
     measured = at_chance(artifact)
     if measured is None or measured.change is None or not measured.noise:
+        return False
+    if signal_is_learnable(artifact, measured) is False:
         return False
     excess = [
         e for e in (excess_errors(item) for item in summary.slices[:3]) if e is not None
@@ -219,7 +232,10 @@ class OverconfidentSlice(Rule):
         "score within noise of chance is the slice's cost (it takes the chance guard's "
         "evidence and severity) when the slice's confident errors beyond those expected, "
         "less 2 standard deviations of that expectation, answered right would lift the "
-        "score past the guard's bar of 2 noise units. A slice on which the model is sure "
+        "score past the guard's bar of 2 noise units, unless the labels look unrelated "
+        "to the features (no baseline beats chance, the scores rank no classes): the "
+        "slice was picked where the confident errors are most in excess, so removing "
+        "them lifts a model without signal by construction. A slice on which the model is sure "
         "more often than on the other rows and, when sure, wrong more often than on them "
         "(each by 1.96 standard errors of a two-proportion test: confidence rising where "
         "accuracy falls) scores at least 0.4 (medium) times its size factor; found by "

@@ -188,6 +188,24 @@ def label_noise_at_chance(artifact) -> dict | None:
     return noisier_training_labels(artifact)
 
 
+def memorised_label_noise(artifact) -> dict | None:
+    """A regressor that reproduces its training rows (training score at least
+    ``MEMORISED``) whose training labels carry noise the test labels do not
+    (:func:`noisier_training_labels`): what it memorised beyond the signal is that
+    noise. Its train/test gap is then no benign memorisation (the shape of a flexible
+    model on clean rows): the simple baselines were fitted to the same noisy labels, so
+    a model level with them, or ahead, has not shown that the memorisation is free (the
+    argument of :func:`label_noise_at_chance`, above chance), and the gap counts fully
+    in :func:`_own` (factor 1 instead of the benign ``LAG_FACTOR`` 0.4). The gap itself
+    stays the measure: a memoriser on noisy labels that still scores on test what it
+    scores on its training rows (a forest that averages the noise away) has none.
+    None otherwise."""
+    train = artifact.performance.train_score
+    if train is None or not memorises(train):
+        return None
+    return noisier_training_labels(artifact)
+
+
 def ladder_splits_on_test(artifact, noise: float) -> bool:
     """Whether the ladder's simple models (no dummy) move in opposite directions from
     their cross-validated score on the training rows to their test score, and part by
@@ -330,6 +348,7 @@ def _own(artifact) -> dict | None:
     score = interp(gap - shift - margin, GAP_SCORE)
     noise = lag_noise(artifact)
     memorised = memorises(train)
+    noisy = memorised_label_noise(artifact)
     if best is not None:
         # what the baseline reaches on these rows, as far as its cross-validation on the
         # training rows supports it (underfitting's rule for a rung's headroom): a
@@ -371,6 +390,12 @@ def _own(artifact) -> dict | None:
         benign = LAG_FACTOR[0][1]
         # never above what the lag's size gives beyond the noise
         factor = min(benign + (1.0 - benign) * sure, interp(lag, LAG_FACTOR))
+        if noisy is not None:
+            # the model reproduces training labels measurably noisier than the test
+            # labels: its gap is that noise memorised, and the ladder, fitted to the
+            # same noisy labels, is no yardstick for what it costs (see
+            # :func:`memorised_label_noise`)
+            factor = 1.0
         lag_harm = sure * interp(lag, LAG_HARM_SCORE) if memorised else 0.0
         harm_bound = None if memorised else skill_lost_score(artifact, reach, lag)
     else:
@@ -431,6 +456,8 @@ def _own(artifact) -> dict | None:
         "best_supported": reach,
         "label_noise": label_noise["ratio"] if label_noise is not None else None,
         "label_noise_z": label_noise["z"] if label_noise is not None else None,
+        "memorised_noise": noisy["ratio"] if noisy is not None else None,
+        "memorised_noise_z": noisy["z"] if noisy is not None else None,
     }
 
 
@@ -479,7 +506,11 @@ class Overfitting(Rule):
         "its lag harm floor below (0 at 1 standard error, full at 2), unless the ladder's "
         "simple models move in opposite directions from their cross-validated to their "
         "test score and part by more than 2 standard errors (the test rows re-rank models "
-        "by more than the noise says: the lag within them is that noise, x0.4); x0.8 "
+        "by more than the noise says: the lag within them is that noise, x0.4); x1.0 "
+        "for a regressor that reproduces its training rows while their labels spread "
+        "wider than the test labels beyond 3 standard errors of the log ratio, by enough "
+        "to cost 0.05 of R2 (it memorised that label noise, and baselines fitted to the "
+        "same labels are no yardstick for its cost); x0.8 "
         "without baselines. For a model that does not memorise its training rows and lags "
         "beyond those 2 standard errors, the gap's score above its benign x0.4 share is "
         "bounded by the harm of the lag: the share of the skill the best baseline shows "
@@ -639,7 +670,9 @@ class Overfitting(Rule):
                     "standard errors: a handful of rows (a small class's, on a macro score), "
                     "not a measured loss to memorisation)"
                 )
-            elif own["lag_within_noise"] and own["label_noise"] is not None:
+            elif own["lag_within_noise"] and (
+                own["label_noise"] is not None or own["memorised_noise"] is not None
+            ):
                 detail += (
                     " (a lag within the test score's noise, against baselines fitted to the "
                     "same noisy labels)"
@@ -661,6 +694,13 @@ class Overfitting(Rule):
                 f"; the training labels spread {own['label_noise']:.2f}x as wide as the test "
                 f"labels ({own['label_noise_z']:.1f} standard errors): noise in the training "
                 "labels, which the model reproduces"
+            )
+        elif own["memorised_noise"] is not None:
+            detail += (
+                f"; the training labels spread {own['memorised_noise']:.2f}x as wide as the "
+                f"test labels ({own['memorised_noise_z']:.1f} standard errors): noise in the "
+                "training labels, which the model reproduces (baselines fitted to the same "
+                "labels are no yardstick for what that costs)"
             )
         if own["shift"] > 0.05:
             detail += f" (it loses {own['shift']:.3f} from cross-validation to test itself)"

@@ -304,11 +304,11 @@ def constant_output(artifact) -> bool | None:
 
 
 def shrunk_probabilities(artifact) -> bool:
-    """Whether a binary classifier's one-class decisions are what its own probabilities
+    """Whether a classifier's one-class decisions are what its own probabilities
     say, while those probabilities still carry information about the rows: a model too
     smooth or too regularised for the signal, whose probabilities are shrunk towards the
-    class shares and so all fall on the majority's side of 0.5, not one broken into a
-    constant output.
+    class shares and so all fall on the majority's side of 0.5 (or, multiclass, all
+    pick the majority in their arg-max), not one broken into a constant output.
 
     Three measurements, all on the test rows (out of sample for the model) unless said:
 
@@ -319,10 +319,8 @@ def shrunk_probabilities(artifact) -> bool:
       ``CHANCE_NOISE_UNITS`` standard normal units). A setting in the wrong units that
       squashes every posterior to the prior (C=1e-6, var_smoothing=1e6, a leaf as
       large as the data) leaves a log loss at the entropy: nothing learnt;
-    - the decisions are the probabilities' own cut at 0.5: the minority class's F1 at
-      0.5 read from the probabilities is no higher than the decisions' minority share
-      allows (``2 min(q, p) / (q + p)`` for a predicted share ``q`` and a true share
-      ``p``; 0 when the minority is never predicted). Decisions that ignore what the
+    - binary: the decisions are the probabilities' own cut at 0.5
+      (:func:`decisions_cut_probabilities`). Decisions that ignore what the
       probabilities say (an SVM whose collapsed margin predicts one class while its
       Platt-scaled probabilities still pick the minority on many rows) are a broken
       decision, not a weak model;
@@ -331,25 +329,33 @@ def shrunk_probabilities(artifact) -> bool:
       it cannot fit the rows it was trained on either (no memorisation, no serving
       step that differs between the splits).
 
-    False when any of them is not measured (multiclass tasks carry no F1 at 0.5)."""
+    A multiclass task has no cut at 0.5 to read (no F1 at the default threshold): its
+    decisions are taken as the probabilities' arg-max, which is what ``predict`` does
+    for a probabilistic classifier, and the other two measurements decide. A
+    multiclass model that answers the majority class everywhere while its
+    probabilities rank the rows (a forest of five stumps, a heavily penalised
+    multinomial model: their shares are pulled towards the prior, so the majority
+    wins every arg-max) is the same fault as a binary one's; a setting that squashed
+    every posterior to the prior leaves its log loss at the entropy on any number of
+    classes.
+
+    False when any of them is not measured (a binary task without an F1 at 0.5, a task
+    without a test log loss)."""
     performance, dataset = artifact.performance, artifact.dataset
-    if artifact.task != "binary_classification" or dataset.test is None:
+    binary = artifact.task == "binary_classification"
+    if not binary and artifact.task != "multiclass_classification":
+        return False
+    if dataset.test is None:
         return False
     shares = dataset.test.label_distribution or {}
     test = (performance.scores or {}).get("test") or {}
     log_loss, n = test.get("log_loss"), test.get("n_rows") or dataset.test.n_rows
-    f1_default = performance.f1_at_default
-    if len(shares) != 2 or log_loss is None or not n or f1_default is None:
-        return False
-    if not math.isfinite(log_loss):
+    if len(shares) < 2 or log_loss is None or not n or not math.isfinite(log_loss):
         return False
     ratio = 2.0 * n * (entropy(shares.values()) - log_loss)
     if ratio <= CHANCE_NOISE_UNITS ** 2:
         return False
-    minority, p = min(shares.items(), key=lambda kv: (kv[1], kv[0]))
-    q = (performance.prediction_distribution or {}).get(minority, 0.0)
-    allowed = 2.0 * min(q, p) / (q + p) if q + p > 0 else 0.0
-    if f1_default > allowed + 1.0 / n:
+    if binary and not decisions_cut_probabilities(performance, shares, n):
         return False
     train_score, test_score = performance.train_score, performance.test_score
     if train_score is None or test_score is None:
@@ -357,6 +363,21 @@ def shrunk_probabilities(artifact) -> bool:
     measured = artifact.intervention("chance_level")
     noise = max((measured.noise or 0.0) if measured is not None else 0.0, sampling_noise(n))
     return train_score - test_score <= CHANCE_NOISE_UNITS * noise
+
+
+def decisions_cut_probabilities(performance, shares: dict, n: int) -> bool:
+    """Binary: whether the one-class decisions are the probabilities' own cut at 0.5:
+    the minority class's F1 at 0.5 read from the probabilities (``f1_at_default``) is
+    no higher than the decisions' minority share allows (``2 min(q, p) / (q + p)`` for
+    a predicted share ``q`` and a true share ``p``; 0 when the minority is never
+    predicted), within one row. False without that F1."""
+    f1_default = performance.f1_at_default
+    if f1_default is None:
+        return False
+    minority, p = min(shares.items(), key=lambda kv: (kv[1], kv[0]))
+    q = (performance.prediction_distribution or {}).get(minority, 0.0)
+    allowed = 2.0 * min(q, p) / (q + p) if q + p > 0 else 0.0
+    return f1_default <= allowed + 1.0 / n
 
 
 def weak_model(artifact, shortfall: list | None = None) -> bool:
@@ -541,8 +562,12 @@ class Underfitting(Rule):
         "the test labels (regression: a wider spread beyond 3 standard errors), which is "
         "the cause and takes the chance evidence; when a "
         "baseline does clearly better (at chance or through the shortfall) and the model's "
-        "answers still vary (not one constant output), the model is too weak and the "
-        "finding absorbs its near one-class or narrow predictions and weak segments."
+        "answers still vary (not one constant output, or one class whose probabilities "
+        "explain the test labels beyond the class shares' entropy by a likelihood ratio "
+        "of 4, from a model that fits its training rows no better than test: binary, "
+        "when the decisions are those probabilities cut at 0.5; multiclass, their "
+        "arg-max), the model is too weak and the finding absorbs its near one-class or "
+        "narrow predictions and weak segments."
     )
     checks = ("Simple Model Comparison",)
     explains = ()
