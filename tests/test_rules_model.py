@@ -3177,6 +3177,31 @@ def test_unu32_dense_model_inputs_that_move_no_output_are_medium():
     assert list(rule.detect("intervention", read)) == []
 
 
+def test_dense_model_input_without_signal_that_moves_no_output_is_low():
+    """An MLP's probabilities move on no row when 'd' is shuffled, while the others move
+    them, and 'd' relates to the label within noise (0.01 on 1,200 rows): the model never
+    receives it, which is this rule's finding measured directly (an MLP has no
+    importances), but no accuracy is shown lost: low, naming the input. A column with a
+    single value moves nothing when shuffled (constant_feature's finding): no signal."""
+    rule = RULES.get("unused_features")()
+
+    def with_d(**update):
+        data = _reads("sklearn.neural_network.MLPClassifier",
+                      {"a": 0.9, "b": 0.9, "c": 0.7, "d": 0.0})
+        train = data.dataset.train
+        columns = [c.model_copy(update=update) if c.name == "d" else c for c in train.columns]
+        return data.model_copy(update={"dataset": data.dataset.model_copy(
+            update={"train": train.model_copy(update={"columns": columns})})})
+
+    data = with_d(target_association=0.01)
+    signals = list(rule.detect("intervention", data))
+    assert [s.score for s in signals] == [pytest.approx(0.35)]
+    assert "'d'" in signals[0].evidence.detail
+    assert rule.severity(signals, data) == "low"
+    assert rule.title(signals, data).startswith("1 of 4 features")
+    assert list(rule.detect("intervention", with_d(target_association=0.01, n_unique=1))) == []
+
+
 def test_unu32_shuffle_reads_is_not_read_for_trees_labels_or_a_model_moved_by_nothing():
     """A tree legitimately never reads a column it did not split on; labels may not move
     on a small sample; a model moved by no input says nothing about any one; too few
