@@ -897,6 +897,42 @@ def test_deepchecks_does_not_lift_a_benign_gap_above_our_measured_harm():
     assert max(s.score for s in memorised) == pytest.approx(own.score + 0.05)
 
 
+def test_deepchecks_does_not_lift_a_gap_memorised_on_collected_noise():
+    """The same memorising model (train 1.00, test 0.35, the linear baseline within noise)
+    whose refit with the label-unrelated columns held constant (``drop_noise_features``)
+    fits its training rows only to 0.85 and scores as well on test: what it memorised is
+    the collected noise (the unused-features finding's columns), and Deepchecks'
+    re-measured gap cannot lift the finding above our own score. A refit that loses test
+    score beyond 2 standard errors, or that still memorises, keeps the margin."""
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.33, test_score=0.33),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=0.37, test_score=0.37),
+    ]
+    degradation = [check("Train Test Performance", value=0.63)]
+
+    def memorised(after, train_after):
+        perf = modified(HEALTHY_PERF, train_score=1.0, test_score=0.35)
+        data = _with_chance_noise(
+            artifact(performance=perf, baselines=baselines, n_test=360, checks=degradation),
+            0.03,
+        )
+        refit = Intervention(
+            kind="drop_noise_features", category="unused_features", target="aux_00,aux_01",
+            metric="f1_macro", score_before=0.35, score_after=after, noise=0.03, n_rows=360,
+            model_used="clone", values={"train_before": 1.0, "train_after": train_after},
+        )
+        return data.model_copy(update={"interventions": [*data.interventions, refit]})
+
+    def lift(data):
+        signals = assess("overfitting", data)[2]
+        own = next(s for s in signals if s.source == "model")
+        return max(s.score for s in signals) - own.score
+
+    assert lift(memorised(0.34, 0.85)) == pytest.approx(0.0)
+    assert lift(memorised(0.25, 0.85)) == pytest.approx(0.05)  # the noise carried signal
+    assert lift(memorised(0.34, 0.99)) == pytest.approx(0.05)  # memorises without it too
+
+
 def test_lag_counts_only_what_the_baselines_cross_validation_supports():
     """A regressor that does not reproduce its training rows (R2 0.48 train, 0.26 test)
     behind a tree baseline at 0.39 on test, which scores only 0.25 in cross-validation
@@ -3229,6 +3265,31 @@ def test_unu32_dense_model_inputs_that_move_no_output_are_medium():
     # every input moves: nothing
     read = _reads("sklearn.neural_network.MLPClassifier", {"a": 0.2, "b": 0.9, "c": 0.7, "d": 0.1})
     assert list(rule.detect("intervention", read)) == []
+
+
+def test_dense_model_input_without_signal_that_moves_no_output_is_low():
+    """An MLP's probabilities move on no row when 'd' is shuffled, while the others move
+    them, and 'd' relates to the label within noise (0.01 on 1,200 rows): the model never
+    receives it, which is this rule's finding measured directly (an MLP has no
+    importances), but no accuracy is shown lost: low, naming the input. A column with a
+    single value moves nothing when shuffled (constant_feature's finding): no signal."""
+    rule = RULES.get("unused_features")()
+
+    def with_d(**update):
+        data = _reads("sklearn.neural_network.MLPClassifier",
+                      {"a": 0.9, "b": 0.9, "c": 0.7, "d": 0.0})
+        train = data.dataset.train
+        columns = [c.model_copy(update=update) if c.name == "d" else c for c in train.columns]
+        return data.model_copy(update={"dataset": data.dataset.model_copy(
+            update={"train": train.model_copy(update={"columns": columns})})})
+
+    data = with_d(target_association=0.01)
+    signals = list(rule.detect("intervention", data))
+    assert [s.score for s in signals] == [pytest.approx(0.35)]
+    assert "'d'" in signals[0].evidence.detail
+    assert rule.severity(signals, data) == "low"
+    assert rule.title(signals, data).startswith("1 of 4 features")
+    assert list(rule.detect("intervention", with_d(target_association=0.01, n_unique=1))) == []
 
 
 def test_unu32_shuffle_reads_is_not_read_for_trees_labels_or_a_model_moved_by_nothing():

@@ -22,3 +22,26 @@ def memorises(train_score: float) -> bool:
     """Whether a training score this close to perfect (``MEMORISED``) shows a model that
     reproduces its training rows rather than learning."""
     return _clip(train_score) >= MEMORISED
+
+
+#: a refit's test score counts as held when it falls no further than this many standard
+#: errors of the paired difference (the ladder's "beyond noise" bar)
+HELD_NOISE_UNITS = 2.0
+
+
+def noise_carries_memorisation(artifact) -> bool:
+    """Whether the model's memorisation rests on the columns without label association:
+    the testing step's refit with them held constant (``drop_noise_features``) no longer
+    reaches a memorised training score, while its test score holds within noise. What
+    the model reproduces is then collected noise (the unused-features finding names the
+    columns), not its training rows in general."""
+    for measured in artifact.interventions:
+        if measured.kind != "drop_noise_features" or measured.change is None:
+            continue
+        before = measured.values.get("train_before")
+        after = measured.values.get("train_after")
+        if before is None or after is None or not memorises(before) or memorises(after):
+            continue
+        if -measured.change <= HELD_NOISE_UNITS * (measured.noise or 0.0):
+            return True
+    return False

@@ -12,7 +12,12 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
-from deepfix_agents.rules._memorisation import MEMORISED, _clip, memorises
+from deepfix_agents.rules._memorisation import (
+    MEMORISED,
+    _clip,
+    memorises,
+    noise_carries_memorisation,
+)
 from deepfix_agents.rules._training import smoothed
 from deepfix_agents.rules.poor_calibration import ECE_SCORE, one_way_excess
 from deepfix_agents.rules.underfitting import (
@@ -559,7 +564,10 @@ class Overfitting(Rule):
         "Boosting Overfit (test decline 0.1 -> 0.4, 0.2 -> 0.6) corroborate, capped at our "
         "own score + 0.05 when we have one, at our own score when that found the gap "
         "benign (no memorisation, no lag beyond noise: the check re-measures the same gap, "
-        "no harm of its own). Training history (epochs): the validation "
+        "no harm of its own), or where what the model memorised is collected noise (a lag "
+        "within noise, and the refit with the columns without label association held "
+        "constant fits its training rows below 0.97 while its test score holds within 2 "
+        "standard errors). Training history (epochs): the validation "
         "accuracy lost "
         "between its best epoch and the last, once beyond its noise (max(2, sqrt(2 ln "
         "epochs)) paired standard errors on the `val_rows` validation rows, else on the "
@@ -689,6 +697,12 @@ class Overfitting(Rule):
                     f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
                     "measurable test score"
                 )
+        if own["memorises"] and noise_carries_memorisation(artifact):
+            detail += (
+                "; held constant, the columns without label association take its training "
+                "score below memorisation while its test score holds: what it memorised "
+                "is that collected noise"
+            )
         if own["label_noise"] is not None:
             detail += (
                 f"; the training labels spread {own['label_noise']:.2f}x as wide as the test "
@@ -809,7 +823,11 @@ class Overfitting(Rule):
         # the checks re-measure the gap our own signal sized; where that found it benign
         # (a model that does not reproduce its training rows, no lag beyond noise) they
         # add no evidence of harm and cannot lift the finding above it
-        benign = own is not None and own["lag_within_noise"] and not own["memorises"]
+        # (a memoriser's lag within noise may still be real, unless what it memorised is
+        # collected noise: see ``noise_carries_memorisation``)
+        benign = own is not None and own["lag_within_noise"] and (
+            not own["memorises"] or noise_carries_memorisation(artifact)
+        )
         cap = None if own is None else own["score"] + (0.0 if benign else 0.05)
         for name, table in (
             ("Train Test Performance", DEGRADATION_SCORE),

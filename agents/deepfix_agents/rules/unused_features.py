@@ -547,7 +547,8 @@ class UnusedFeatures(Rule):
         "probabilities or regression outputs move on no sampled row when an input is "
         "shuffled (while another input moves them) never receives that input: medium 0.45 "
         "when it relates to the label beyond twice the noise bound (no 0.3 floor: exact "
-        "evidence). At least 8 features "
+        "evidence); below that (or unmeasured), holding more than one value, it is still "
+        "an input the model never receives: low 0.35, confidence 0.85. At least 8 features "
         "with no label association beyond noise (2.5/sqrt(n_train); the levels of a one-hot block, at least 3 adjacent 0/1 columns whose means add up to one, count once), while two features "
         "relate beyond it, one by twice (or, on a regression, more features pass it than "
         "chance would push past it, binomial P < 1%): low, 0.3 up to 40% of the features -> 0.38 at 80%, confidence 0.9, 0.3 when the refit without them loses test score beyond 2 standard errors of the paired difference (together they carry signal: weak features, not noise). Otherwise low by design. Share of features below 0.2x the mean native importance: 40% -> 0.2, "
@@ -641,6 +642,7 @@ class UnusedFeatures(Rule):
         that cost the model score (a refit without them wins it back)."""
         yield from self._noise_harm(artifact)
         yield from self._ignored(artifact)
+        yield from self._unread(artifact)
 
     def _noise_harm(self, artifact):
         found = noise_recovery(artifact)
@@ -693,6 +695,41 @@ class UnusedFeatures(Rule):
             detail=detail,
             value=float(len(ignored)),
             ignored_signal=[n for n, _, _ in ignored],
+        )
+
+    def _unread(self, artifact):
+        """Inputs a dense learner never receives (:func:`unread_inputs`, exact: shuffled
+        alone they move no output on any changed row while the others move them) that
+        carry no signal beyond twice the noise bound, so :meth:`_ignored` does not name
+        them: the model still makes its predictions without them, which is this rule's
+        very finding, measured directly rather than read from importances (a network or
+        k-NN has none). No accuracy is shown lost (nothing they carry reaches the label
+        beyond noise), so low (``SHUFFLE_ONLY_SCORE``). Columns with a single value are
+        left out: shuffling them changes no row (constant_feature's finding)."""
+        train = artifact.dataset.train
+        if train is None:
+            return
+        named = {name for name, _, _ in ignored_signal(artifact)}
+        unread = [
+            name for name in unread_inputs(artifact)
+            if name not in named
+            and (column := train.column(name)) is not None and column.n_unique > 1
+        ]
+        if not unread:
+            return
+        total = len(artifact.dataset.feature_names or []) or len(unread)
+        yield self.signal(
+            "intervention",
+            score=SHUFFLE_ONLY_SCORE,
+            confidence=0.85,
+            detail=(
+                f"{len(unread)} of {total} inputs never reach the model ({OUTPUT_UNREAD}): "
+                f"{', '.join(repr(n) for n in unread[:5])}"
+            ),
+            value=float(len(unread)),
+            n_unused=len(unread),
+            n_features=total,
+            examples=unread[:5],
         )
 
     def detect_deepchecks(self, artifact):
