@@ -150,7 +150,8 @@ def test_a_harmless_continuous_tail_loses_the_confidence_of_its_extremeness():
     # same severity (capped at low: harmless either way), lower confidence
     assert natural.severity == separated.severity == unknown.severity == "low"
     assert natural.confidence < separated.confidence - 0.2
-    assert separated.confidence == pytest.approx(unknown.confidence)
+    # round 47: a separated cluster is surer to be an error than an unknown gap
+    assert separated.confidence > unknown.confidence
     signals = _dataset_signals(0.32, _harmless())
     assert signals and all(s.facts["natural_tail"] and s.confidence <= 0.4 for s in signals)
     assert "natural heavy tail" in signals[0].evidence.detail
@@ -162,18 +163,20 @@ def test_measured_harm_keeps_the_finding_whatever_the_tail_looks_like():
     harmed = _finding(0.32, _harmful())
     reference = _finding(2.3, _harmful())
     assert harmed.severity == reference.severity and harmed.severity in ("high", "critical")
-    assert harmed.confidence == pytest.approx(reference.confidence)
+    # the separated cluster only adds certainty that the values are errors (round 47)
+    assert harmed.confidence <= reference.confidence
     assert not any(s.facts["natural_tail"]
                    for s in _dataset_signals(0.32, _harmful()))
 
 
 def test_unmeasured_tail_keeps_its_estimate():
     # no harm measured at all (no refit possible): a continuous tail is not judged natural
-    # on its shape alone, and the shape never raises anything either
+    # on its shape alone, and the shape never raises the severity either (a separated
+    # cluster raises only the confidence that the values are errors, round 47)
     natural = _finding(0.32, ())
     separated = _finding(2.3, ())
     assert natural.severity == separated.severity
-    assert natural.confidence == pytest.approx(separated.confidence)
+    assert natural.confidence < separated.confidence
 
 
 # --- round 31: outl31 ---
@@ -312,3 +315,25 @@ def test_dq39_a_natural_tail_whose_strongest_column_is_a_lone_value_says_so():
                  if f.category == "outliers")
     assert any("a single value past the fences" in e.detail for e in found.evidence)
     assert found.severity == "low"
+
+
+# --- round 47: ol47 ---
+
+
+def test_ol47_a_separated_cluster_is_certain_to_be_an_error_even_when_harmless():
+    """A group of values an empty decade beyond the rest (a unit slip: x1000) is a value
+    no real row holds: the statistics are then all but certain the values are errors,
+    whether or not they harm this model. The confidence says so (0.95, above the 0.9 of
+    values merely hundreds of times out), so the harmless finding outranks other low
+    findings that are only likely; its score, which is the harm, stays capped at low."""
+    from deepfix_agents.rules.outliers import SEPARATED_CONFIDENCE
+
+    separated = _dataset_signals(2.3, _harmless())
+    unknown = _dataset_signals(None, _harmless())
+    natural = _dataset_signals(0.32, _harmless())
+    assert separated and all(s.confidence == SEPARATED_CONFIDENCE for s in separated)
+    assert all(s.confidence == 0.9 for s in unknown)  # extremeness 365: likely, not certain
+    assert all(s.confidence <= 0.4 for s in natural)  # a natural tail stays quiet
+    assert [s.score for s in separated] == [s.score for s in unknown]
+    finding = _finding(2.3, _harmless())
+    assert finding.severity == "low" and finding.confidence >= SEPARATED_CONFIDENCE

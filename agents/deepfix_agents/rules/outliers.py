@@ -45,6 +45,13 @@ SEPARATED_GAP = 1.0
 #: is no evidence of an error when the values form one continuous distribution and the
 #: model is not hurt by them (the score stays capped at low; nothing is raised)
 NATURAL_TAIL_CONFIDENCE = 0.4
+#: confidence of a column whose flagged values form a cluster of their own, set apart from
+#: the rest by an empty interval of :data:`SEPARATED_GAP` decades or more: no natural
+#: distribution leaves a factor 10 with nothing in it and then a group of rows beyond it,
+#: a unit slip (x1000) or a code does; that the values are errors is then as certain as
+#: the statistics can make it, whether or not they harm this model (the score, which is
+#: the harm, is not raised)
+SEPARATED_CONFIDENCE = 0.95
 #: Deepchecks' share of samples flagged by Outlier Sample Detection -> score (alone, at most low)
 CHECK_SCORE = ((0.01, 0.0), (0.03, 0.15), (0.1, 0.3))
 #: a numerically coded categorical column (a 1-5 rating) whose 99th percentile lies this
@@ -92,6 +99,24 @@ def coded_unit_error(column) -> bool:
         return False
     q01, q50, q99 = values
     return q50 > q01 and (q99 - q50) / (q50 - q01) >= CODED_EXTREMENESS
+
+
+def separated_cluster(column) -> bool:
+    """Whether the flagged values of ``column`` include a group set apart from the rest
+    by :data:`SEPARATED_GAP` decades or more on the log scale (``outlier_gap``): the
+    mark a unit error or a code leaves, which a natural heavy tail (however long) does
+    not, since it continues the bulk."""
+    return column.outlier_gap is not None and column.outlier_gap >= SEPARATED_GAP
+
+
+def _presence_confidence(column, ratio: float | None) -> float:
+    """How sure the statistics are that ``column``'s extreme values are errors, not how
+    much they harm: a separated cluster (:func:`separated_cluster`) is all but certain,
+    values hundreds of times further out than the bulk's spread (unit errors, sentinel
+    codes) are likely, anything else may still be a genuine heavy tail."""
+    if separated_cluster(column):
+        return SEPARATED_CONFIDENCE
+    return 0.9 if ratio is not None and ratio >= 100 else 0.7
 
 
 def target_tail(artifact) -> dict | None:
@@ -440,7 +465,9 @@ class Outliers(Rule):
         "continue the bulk on the log scale (a lone value past the fences, within natural "
         "extremeness, is no group; no empty gap of a factor 10 or more between "
         "them and the rest: a natural heavy tail, not a unit error or a code) their "
-        "confidence drops from 0.7-0.9 to 0.4; the gap never raises a score."
+        "confidence drops from 0.7-0.9 to 0.4; the gap never raises a score, but a group of "
+        "flagged values an empty factor 10 or more beyond the rest (a value no real row "
+        "holds: a unit slip or a code) raises the confidence to 0.95, harmful or not."
     )
     explains = (
         "underfitting",
@@ -529,6 +556,12 @@ class Outliers(Rule):
                     detail += f"; {len(affected)} features have >= 1% such rows"
                 if sensitive:
                     detail += "; the model is scale-sensitive"
+                if separated_cluster(column):
+                    detail += (
+                        f"; a group of them lies a factor {10 ** column.outlier_gap:.0f} beyond "
+                        "the other values with nothing in between: values no real row holds "
+                        "(a unit slip or a code)"
+                    )
                 if natural:
                     gap = (
                         f"widest gap a factor {10 ** column.outlier_gap:.1f}"
@@ -539,7 +572,7 @@ class Outliers(Rule):
                         f"; on the log scale they continue the bulk ({gap}, no separate "
                         "cluster) and neither harm measurement shows harm: a natural heavy tail"
                     )
-                confidence = 0.9 if ratio is not None and ratio >= 100 else 0.7
+                confidence = _presence_confidence(column, ratio)
                 yield self.signal(
                     "dataset",
                     score=min(score, cap),
