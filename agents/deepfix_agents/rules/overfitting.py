@@ -19,15 +19,23 @@ from deepfix_agents.rules._memorisation import (
     noise_carries_memorisation,
 )
 from deepfix_agents.rules._training import smoothed
+from deepfix_agents.rules.degenerate_predictions import SPREAD_SCORE, collapsed_on_training_rows
+from deepfix_agents.rules.feature_drift import chronological
+from deepfix_agents.rules.outliers import target_tail
 from deepfix_agents.rules.poor_calibration import ECE_SCORE, one_way_excess
 from deepfix_agents.rules.underfitting import (
     CHANCE_SCORE,
     LAG_HARM_SCORE,
+    OVERFIT_GAP,
     SHORTFALL_SCORE,
+    at_chance,
     baseline,
     best_baseline,
+    gap_in_error,
+    signal_is_learnable,
     supported_score,
 )
+from deepfix_agents.rules.weak_segment import segment_beyond_lag
 from deepfix_agents.scoring import severity_for
 
 #: train - test gap on the main metric (beyond noise) -> score
@@ -151,9 +159,6 @@ def noisier_training_labels(artifact) -> dict | None:
     the two splits are two periods, whose targets spread differently by nature (a trend,
     a calmer or wilder period): the ratio then measures the periods, not noise in the
     labels. Returns the ratio and its standard errors, else None."""
-    from deepfix_agents.rules.feature_drift import chronological
-    from deepfix_agents.rules.outliers import target_tail
-
     if artifact.task != "regression" or chronological(artifact):
         return None
     dataset = artifact.dataset
@@ -181,8 +186,6 @@ def label_noise_at_chance(artifact) -> dict | None:
     score. It is overfitting, not labels unrelated to the features: the ladder, fitted to
     the same noisy labels, finds no signal in them either, so its failing to beat chance
     says nothing about the features. None otherwise."""
-    from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance
-
     train, test = artifact.performance.train_score, artifact.performance.test_score
     if train is None or test is None:
         return None
@@ -307,11 +310,6 @@ def collapsed_on_new_rows(artifact) -> float | None:
     classification, for a model that does not memorise, without prediction and label
     spreads on both splits, or where the outputs collapse on the training rows too
     (then the model is broken, not memorising: ``degenerate_predictions``' matter)."""
-    from deepfix_agents.rules.degenerate_predictions import (
-        SPREAD_SCORE,
-        collapsed_on_training_rows,
-    )
-
     performance, dataset = artifact.performance, artifact.dataset
     if artifact.task != "regression" or performance.train_score is None:
         return None
@@ -338,8 +336,6 @@ def _own(artifact) -> dict | None:
     train, test = performance.train_score, performance.test_score
     if train is None or test is None:
         return None
-    from deepfix_agents.rules.underfitting import gap_in_error
-
     # as far as the model errs more on test than on its training rows (R2 is relative
     # to each split's own spread)
     gap = gap_in_error(artifact, _clip(train) - _clip(test))
@@ -455,6 +451,9 @@ def _own(artifact) -> dict | None:
         "lag_z": lag_z,
         "few_errors": few_errors,
         "memorises": memorised,
+        # what it memorised is the collected noise columns (measured once here for both
+        # the detail and the Deepchecks cap)
+        "memorises_noise": memorised and noise_carries_memorisation(artifact),
         "factor": factor,
         "best": best.name if best is not None else None,
         "best_score": best.test_score if best is not None else None,
@@ -597,8 +596,6 @@ class Overfitting(Rule):
         the whole lag behind the ladder (:func:`~deepfix_agents.rules.weak_segment.
         segment_beyond_lag`): the memorised labels are that segment's, the segment is
         the cause and explains this finding instead."""
-        from deepfix_agents.rules.weak_segment import segment_beyond_lag
-
         explained = self._explains_for(artifact)
         if segment_beyond_lag(artifact) is not None:
             return tuple(c for c in explained if c != "weak_segment")
@@ -606,10 +603,6 @@ class Overfitting(Rule):
 
     def _explains_for(self, artifact):
         """:meth:`explains_for` before the weak-segment exception."""
-        from deepfix_agents.rules.underfitting import OVERFIT_GAP, at_chance, signal_is_learnable
-
-        from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
-
         train = artifact.performance.train_score
         if train is None:
             return self.explains
@@ -697,7 +690,7 @@ class Overfitting(Rule):
                     f"{LAG_NOISE_UNITS * own['lag_noise']:.3f}), so the memorisation costs no "
                     "measurable test score"
                 )
-        if own["memorises"] and noise_carries_memorisation(artifact):
+        if own["memorises_noise"]:
             detail += (
                 "; held constant, the columns without label association take its training "
                 "score below memorisation while its test score holds: what it memorised "
@@ -826,7 +819,7 @@ class Overfitting(Rule):
         # (a memoriser's lag within noise may still be real, unless what it memorised is
         # collected noise: see ``noise_carries_memorisation``)
         benign = own is not None and own["lag_within_noise"] and (
-            not own["memorises"] or noise_carries_memorisation(artifact)
+            not own["memorises"] or own["memorises_noise"]
         )
         cap = None if own is None else own["score"] + (0.0 if benign else 0.05)
         for name, table in (

@@ -640,9 +640,10 @@ class UnusedFeatures(Rule):
     def detect_intervention(self, artifact):
         """Features that carry signal but that the model never reads, and noise columns
         that cost the model score (a refit without them wins it back)."""
+        ignored = ignored_signal(artifact)
         yield from self._noise_harm(artifact)
-        yield from self._ignored(artifact)
-        yield from self._unread(artifact)
+        yield from self._ignored(artifact, ignored)
+        yield from self._unread(artifact, ignored)
 
     def _noise_harm(self, artifact):
         found = noise_recovery(artifact)
@@ -673,8 +674,9 @@ class UnusedFeatures(Rule):
             n_noise_features=len(columns),
         )
 
-    def _ignored(self, artifact):
-        ignored = ignored_signal(artifact)
+    def _ignored(self, artifact, ignored):
+        """``ignored``: :func:`ignored_signal`'s features, measured once for both this
+        signal and :meth:`_unread`, which must not name them again."""
         if not ignored:
             return
         beaten = _ladder_beats_model(artifact)
@@ -697,7 +699,7 @@ class UnusedFeatures(Rule):
             ignored_signal=[n for n, _, _ in ignored],
         )
 
-    def _unread(self, artifact):
+    def _unread(self, artifact, ignored):
         """Inputs a dense learner never receives (:func:`unread_inputs`, exact: shuffled
         alone they move no output on any changed row while the others move them) that
         carry no signal beyond twice the noise bound, so :meth:`_ignored` does not name
@@ -709,7 +711,7 @@ class UnusedFeatures(Rule):
         train = artifact.dataset.train
         if train is None:
             return
-        named = {name for name, _, _ in ignored_signal(artifact)}
+        named = {name for name, _, _ in ignored}
         unread = [
             name for name in unread_inputs(artifact)
             if name not in named
