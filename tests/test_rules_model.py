@@ -4743,3 +4743,62 @@ def test_ov45_a_memoriser_answering_new_rows_with_one_value_is_harmed():
     assert collapsed_on_new_rows(_ov45_memoriser(train_std=0.0, test_std=0.0)) is None
     assert collapsed_on_new_rows(
         _ov45_memoriser(train_std=70.0, test_std=0.5, train_score=0.8)) is None
+
+
+# --- round 48: ws48 ---
+
+
+def _eligible_like(error, *, baseline=0.226, recorded_siblings=True):
+    """A retirement-saving-like binary artifact: 133 of 360 test rows are eligible for a
+    401(k), the only rows that can participate (the ineligible rows are all one class,
+    so their constant guess is exact and the testing step records no sibling rows);
+    the model errs on ``error`` of the eligible rows and nowhere else. Another feature's
+    segment carries a sibling record unless ``recorded_siblings`` is False (an older
+    artifact)."""
+    from mlflow_deepfix.schemas import SegmentScore
+
+    n_seg, n_test = 133, 360
+    overall = error * n_seg / n_test
+    eligible = SegmentScore(feature="eligible_401k", value="1.0", share=n_seg / n_test,
+                            n_rows=n_seg, error=error, overall_error=overall,
+                            baseline_error=baseline, overall_baseline_error=0.286)
+    sib = {"sibling_n_rows": 153, "sibling_error": overall, "sibling_baseline_error": 0.23}
+    other = SegmentScore(feature="married", value="1.0", share=207 / n_test, n_rows=207,
+                         error=overall, overall_error=overall, baseline_error=0.33,
+                         **(sib if recorded_siblings else {}))
+    perf = modified(HEALTHY_PERF, segments=[eligible, other])
+    return artifact(task="binary_classification", n_test=n_test, performance=perf)
+
+
+def test_ws48_segment_whose_siblings_are_pure_is_judged_against_its_own_constant_guess():
+    """Every error of the split falls on the eligible rows because the ineligible ones
+    leave nothing to get wrong: the errors' concentration there is no failing group. At
+    its own constant-guess error (0.226), or within noise of it (0.308 on 133 rows),
+    the segment is no finding above low; the exact test against the other rows would
+    read z ~ 9."""
+    from deepfix_agents.rules.weak_segment import tested_segments
+
+    for error in (0.226, 0.308):
+        art = _eligible_like(error)
+        severity, _, _ = assess("weak_segment", art)
+        assert severity in HEALTHY
+        min_z, tested = tested_segments(art)
+        assert all(z < min_z for _, z, _ in tested)
+
+
+def test_ws48_segment_with_pure_siblings_failed_beyond_its_constant_guess_still_counts():
+    """Wrong on 60% of the eligible rows where always guessing the majority is wrong on
+    23%: the model fails the segment, whatever its siblings."""
+    severity, title, _ = assess("weak_segment", _eligible_like(0.6))
+    assert severity in ("medium", "high", "critical")
+    assert "eligible_401k" in title
+
+
+def test_ws48_older_artifact_without_sibling_records_keeps_the_exact_test():
+    """An artifact whose segments carry no sibling record at all predates it: the
+    missing record says nothing about the siblings, so the exact test stands."""
+    from deepfix_agents.rules.weak_segment import tested_segments
+
+    art = _eligible_like(0.308, recorded_siblings=False)
+    min_z, tested = tested_segments(art)
+    assert max(z for _, z, _ in tested) > min_z

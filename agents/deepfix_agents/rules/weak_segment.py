@@ -325,10 +325,47 @@ def tested_segments(artifact) -> tuple[float, list]:
         if regression:
             expected = comparable_error(seg, artifact.performance.segments)
             z = _z_abs_error(seg, n_test, spread, expected) if spread else 0.0
+        elif only_errable(seg, artifact.performance.segments):
+            expected = seg.baseline_error
+            z = _z_binomial(round(seg.error * seg.n_rows), seg.n_rows, seg.baseline_error)
         else:
             expected, z = None, _z_error_exact(seg, n_test)
         tested.append((seg, z, expected))
     return min_z, tested
+
+
+def only_errable(seg, segments) -> bool:
+    """Whether a classification segment is the only category of its feature with
+    anything to get wrong: every other category is pure (one class, so a constant guess
+    is exact there), which the testing step records as no sibling rows at all, in an
+    artifact that records siblings (some segment has them; older artifacts have none).
+
+    Rows whose label a constant guess gets right leave a model nothing to err on (no
+    401(k) participation without eligibility): the test split's errors can then only
+    fall in the segment, and the exact test's null (errors spread over the rows at
+    random) takes that for a failing group on every dataset with such a feature."""
+    if seg.sibling_n_rows is not None or seg.baseline_error is None or seg.share >= 1.0:
+        return False
+    return any(s.sibling_n_rows is not None for s in segments)
+
+
+def _z_binomial(hits: int, n_rows: int, rate: float) -> float:
+    """The z of the exact one-sided binomial test that ``hits`` errors in ``n_rows``
+    rows exceed an error rate of ``rate`` (the segment's own constant-guess error: the
+    one reference left when its feature's other categories are pure,
+    :func:`only_errable`), p converted to the normal scale."""
+    if n_rows <= 0 or hits <= rate * n_rows:
+        return 0.0
+    if rate <= 0:
+        return 8.0  # errors where a constant guess makes none: beyond any bar
+    log_p, log_q = math.log(rate), math.log1p(-rate) if rate < 1 else -math.inf
+    terms = [
+        _log_comb(n_rows, k) + k * log_p + (n_rows - k) * log_q
+        for k in range(hits, n_rows + 1)
+    ]
+    top = max(terms)
+    p = max(math.exp(top) * sum(math.exp(t - top) for t in terms), 1e-300)
+    return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
 
 
 def segment_beyond_slice(artifact):
@@ -492,7 +529,10 @@ class WeakSegment(Rule):
         "selection bias than a range search): relative accuracy drop 0.1 -> 0.15, 0.2 -> 0.4, "
         "0.3 -> 0.55, 0.5 -> 0.75, counted only when the segment's share of the test "
         "errors is beyond chance at 3 standard errors (exact one-sided test of the "
-        "errors' hypergeometric spread over the rows, Fisher's); regression uses mean absolute error with "
+        "errors' hypergeometric spread over the rows, Fisher's), or, when every other "
+        "category of the feature is one class (nothing there to get wrong), beyond the "
+        "segment's own constant-guess error at the same bar (exact binomial test); "
+        "regression uses mean absolute error with "
         "drop = (segment - overall) / segment, x0.6, or, when the segment's error is >= 3 "
         "standard errors above the other rows' (the absolute errors' spread from the test "
         "RMSE and MAE, or the segment's own measured spread on its side when that gives "
