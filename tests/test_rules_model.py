@@ -4802,3 +4802,30 @@ def test_ws48_older_artifact_without_sibling_records_keeps_the_exact_test():
     art = _eligible_like(0.308, recorded_siblings=False)
     min_z, tested = tested_segments(art)
     assert max(z for _, z, _ in tested) > min_z
+
+
+def test_dr48_predictions_rising_while_the_outcomes_dip_within_noise_are_their_own_move():
+    """The mean prediction rose 0.15 training stds while the target's mean fell 0.15, on
+    1200/400 rows where the target mean's difference has a standard error of 0.058 std
+    (the dip is 2.6 of them: no label shift measured). Randomly drawn rows carry the
+    inputs of their outcomes, so a chance dip would pull the predictions down with it;
+    predictions that rose against it moved on their own, and the residuals' whole shift
+    (0.30 std) is theirs. Once the outcomes' fall is measured (0.4 std, 7 standard
+    errors: label drift's), only the predictions' own move (0.15) stays theirs."""
+    from deepfix_agents.rules.prediction_drift import _own, against_unmeasured_outcomes
+
+    def shifted(label_mean: float):
+        data = artifact(task="regression",
+                        performance=_regression_predictions(test_mean=150.0 + 0.15 * 75.0))
+        data.dataset.test.label_stats = {**data.dataset.test.label_stats, "mean": label_mean}
+        return data
+
+    dip = shifted(150.0 - 0.15 * 75.0)
+    assert against_unmeasured_outcomes(dip, 0.15, -0.15, 75.0)
+    assert _own(dip)["unjustified"] == pytest.approx(0.30)
+    assert _own(dip)["score"] > 0
+    fall = shifted(150.0 - 0.4 * 75.0)
+    assert not against_unmeasured_outcomes(fall, 0.15, -0.4, 75.0)
+    assert _own(fall)["unjustified"] == pytest.approx(0.15)
+    # the same rise with the outcomes rising too is followed, not against them
+    assert not against_unmeasured_outcomes(dip, 0.15, 0.1, 75.0)

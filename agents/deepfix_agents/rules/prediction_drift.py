@@ -333,6 +333,35 @@ def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train:
     return total_variation(predicted, labels) <= 1.5 * math.sqrt(0.25 / max(n_train, 1))
 
 
+#: the outcomes' mean moved measurably when by at least this many of its standard
+#: errors (``label_drift.MEAN_SHIFT_Z``, the bar at which label drift reads a shift)
+OUTCOME_SHIFT_Z = 3.0
+
+
+def against_unmeasured_outcomes(artifact, moved: float, truth: float, train_std: float) -> bool:
+    """Whether the mean prediction moved (``moved``, in training target stds) against
+    outcomes whose own move (``truth``) is within its sampling noise: less than
+    ``OUTCOME_SHIFT_Z`` standard errors of the target mean's difference (Welch's, from
+    the two splits' target stds), so no label shift is measured to claim it.
+
+    Rows drawn at random carry the inputs of their outcomes, so a chance dip of the
+    test outcomes pulls the predictions along (the residuals stay put); predictions
+    that rose while the outcomes fell were not moved by the outcomes at all. The
+    residuals' whole shift from train to test (``moved - truth``) is then the
+    predictions' own move, a bias of the test error the inputs caused, and no other
+    rule reads it: label drift only reads an outcome shift beyond its noise.
+    (:func:`unjustified_move` counts only the predictions' own move, leaving the
+    outcomes' move to label drift, which is right once that move is measured.)"""
+    if moved * truth >= 0:
+        return False
+    train, test = artifact.dataset.train, artifact.dataset.test
+    s1, s2 = train.label_stats.get("std"), test.label_stats.get("std")
+    if not s1 or s2 is None or train.n_rows < 2 or test.n_rows < 2:
+        return False
+    se = math.sqrt(s1 ** 2 / train.n_rows + s2 ** 2 / test.n_rows) / train_std
+    return abs(truth) < OUTCOME_SHIFT_Z * se
+
+
 def outran_outcomes(artifact) -> bool:
     """Whether the model's predictions moved beyond what the move of the outcomes
     justifies by more than that difference's noise (:func:`_own`'s margin): on a
@@ -360,6 +389,9 @@ def _own(artifact) -> dict | None:
             artifact.dataset.test.label_stats["mean"] - artifact.dataset.train.label_stats["mean"]
         ) / train_std
         unjustified = unjustified_move(moved, truth)
+        if against_unmeasured_outcomes(artifact, moved, truth, train_std):
+            # the residuals' whole shift is the predictions' own
+            unjustified = abs(moved - truth)
         margin = 3.0 * _residual_shift_se(artifact, n_train, n_test, train_std)
         return {
             "score": interp(unjustified - margin, MEAN_SCORE),
@@ -473,7 +505,9 @@ class PredictionDrift(PeriodDriftHarm, Rule):
         "classifier that reproduces its training labels (training score >= 0.97, predicted "
         "shares on its training rows within 1.5 sqrt(0.25/n) of the label shares: its "
         "training outputs are the labels, no reading of its own to shift from). Regression: "
-        "the mean prediction's shift the target mean's does not justify (the same reading), "
+        "the mean prediction's shift the target mean's does not justify (the same reading; "
+        "the mean residual's whole shift when the predictions moved against a target mean "
+        "whose own move is within 3 standard errors, no measured label drift), "
         "in training target stds, less "
         "3 standard errors of the mean residual's shift (RMSEs of both splits): 0.2 -> 0.3, "
         "0.35 -> 0.5, 0.6 -> 0.75, 1 -> 0.9. Deepchecks "
