@@ -2515,7 +2515,8 @@ def test_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
     """A linear model regularised to f1 0.56 (train 0.68) where the dummy scores 0.19 and
     an unregularised linear baseline 1.00: the relative shortfall (0.55) alone reads low,
     but 0.44 of F1 given away (noise 0.05) is measured harm: critical. Without the
-    shortfall counting (a model close to the ladder), the lag adds nothing."""
+    shortfall counting (a model close to the ladder, which fits its own training rows
+    within 2 noise units of the rung's cross-validation), the lag adds nothing."""
     perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.68, test_score=0.56)
     baselines = [
         BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.19, test_score=0.19),
@@ -2524,9 +2525,29 @@ def test_underfitting_scores_at_least_the_score_given_away_to_the_ladder():
     data = _with_chance_noise(artifact(performance=perf, baselines=baselines, n_test=300), 0.05)
     assert assess("underfitting", data)[0] == "critical"
     close = _with_chance_noise(
-        artifact(performance=modified(perf, test_score=0.8, train_score=0.85),
+        artifact(performance=modified(perf, test_score=0.8, train_score=0.9),
                  baselines=baselines, n_test=300), 0.05)
     assert assess("underfitting", close)[0] in HEALTHY
+
+
+def test_a_model_short_of_every_rung_on_train_and_test_lacks_capacity():
+    """A model at f1 0.66 (train 0.64) where the dummy scores 0.19 and both rungs reach
+    0.80-0.84 in cross-validation and on test: the relative shortfall (0.28) alone reads
+    nothing, but it trails every rung on its own training rows and on test by more than
+    2 noise units (0.03): capacity it lacks, the lag (0.18) its harm (medium). A model
+    level with the linear rung that trails only the tree (an interaction it misses) is
+    not called too weak by this."""
+    def with_ladder(train, test, tree):
+        perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=train, test_score=test)
+        baselines = [
+            BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.19, test_score=0.19),
+            BaselineResult(name="linear", metric="f1_macro", cv_score=0.82, test_score=0.84),
+            BaselineResult(name="tree", metric="f1_macro", cv_score=tree[0], test_score=tree[1]),
+        ]
+        return _with_chance_noise(artifact(performance=perf, baselines=baselines, n_test=300), 0.03)
+
+    assert assess("underfitting", with_ladder(0.64, 0.66, (0.80, 0.83)))[0] == "medium"
+    assert assess("underfitting", with_ladder(0.83, 0.84, (0.97, 0.98)))[0] in HEALTHY
 
 
 def test_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
