@@ -10,6 +10,7 @@ from deepfix_agents.rules._shares import (
     total_variation,  # noqa: F401 - re-exported from its earlier home
 )
 from deepfix_agents.rules._shift_harm import ladder_beats_shifted
+from deepfix_agents.rules._target_shift import MEAN_SHIFT_Z, target_mean_shift
 from deepfix_agents.rules.feature_drift import PeriodDriftHarm
 from deepfix_agents.rules.prediction_drift import outran_outcomes
 
@@ -26,8 +27,6 @@ KS_LAMBDA_CONFIDENCE = ((1.36, 0.75), (1.95, 0.85), (3.0, 0.95))
 #: regression: the test target's mean moved by this many training standard deviations
 #: (Cohen's small / medium / large effects) -> score, once it is beyond noise
 MEAN_SHIFT_SCORE = ((0.2, 0.25), (0.35, 0.45), (0.5, 0.6), (0.8, 0.8))
-#: ... beyond noise: the mean difference over its standard error
-MEAN_SHIFT_Z = 3.0
 #: how many standard errors of sampling noise the shift is (the moved class's share, or
 #: the target's mean) -> how far the confidence rises from the rule's base towards
 #: ``SURE_SHIFT_CONFIDENCE``: a shift far beyond what drawing the splits at random gives
@@ -40,19 +39,6 @@ SHIFT_Z_RAISE = ((3.0, 0.0), (6.0, 1.0))
 SHIFT_NOISE_Z = 2.0
 WITHIN_NOISE_CAP = 0.39
 SURE_SHIFT_CONFIDENCE = 0.97
-
-
-def target_mean_shift(train: dict[str, float], n_train: int, test: dict[str, float],
-                      n_test: int) -> tuple[float, float] | None:
-    """(signed shift of the regression target's mean from train to test, its standard
-    error), from the summaries' mean and std (Welch's standard error)."""
-    try:
-        m1, s1, m2, s2 = train["mean"], train["std"], test["mean"], test["std"]
-    except KeyError:
-        return None
-    if not (s1 and s1 > 0) or n_train < 2 or n_test < 2:
-        return None
-    return m2 - m1, ((s1 ** 2) / n_train + ((s2 or 0.0) ** 2) / n_test) ** 0.5
 
 
 def shift_confidence(base: float, z: float) -> float:

@@ -54,6 +54,7 @@ from deepfix_agents.rules.feature_drift import (
 )
 from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
+from deepfix_agents.rules._target_shift import MEAN_SHIFT_Z, target_mean_shift
 from deepfix_agents.rules.underfitting import training_rows_show_signal
 from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 from deepfix_agents.scoring import severity_for
@@ -333,16 +334,12 @@ def reproduces_training_labels(artifact, predicted: dict, labels: dict, n_train:
     return total_variation(predicted, labels) <= 1.5 * math.sqrt(0.25 / max(n_train, 1))
 
 
-#: the outcomes' mean moved measurably when by at least this many of its standard
-#: errors (``label_drift.MEAN_SHIFT_Z``, the bar at which label drift reads a shift)
-OUTCOME_SHIFT_Z = 3.0
-
-
 def against_unmeasured_outcomes(artifact, moved: float, truth: float, train_std: float) -> bool:
     """Whether the mean prediction moved (``moved``, in training target stds) against
     outcomes whose own move (``truth``) is within its sampling noise: less than
-    ``OUTCOME_SHIFT_Z`` standard errors of the target mean's difference (Welch's, from
-    the two splits' target stds), so no label shift is measured to claim it.
+    ``MEAN_SHIFT_Z`` standard errors of the target mean's difference
+    (:func:`~deepfix_agents.rules._target_shift.target_mean_shift`, the bar at which label
+    drift reads a shift), so no label shift is measured to claim it.
 
     Rows drawn at random carry the inputs of their outcomes, so a chance dip of the
     test outcomes pulls the predictions along (the residuals stay put); predictions
@@ -355,11 +352,10 @@ def against_unmeasured_outcomes(artifact, moved: float, truth: float, train_std:
     if moved * truth >= 0:
         return False
     train, test = artifact.dataset.train, artifact.dataset.test
-    s1, s2 = train.label_stats.get("std"), test.label_stats.get("std")
-    if not s1 or s2 is None or train.n_rows < 2 or test.n_rows < 2:
+    found = target_mean_shift(train.label_stats, train.n_rows, test.label_stats, test.n_rows)
+    if found is None:
         return False
-    se = math.sqrt(s1 ** 2 / train.n_rows + s2 ** 2 / test.n_rows) / train_std
-    return abs(truth) < OUTCOME_SHIFT_Z * se
+    return abs(truth) < MEAN_SHIFT_Z * found[1] / train_std
 
 
 def outran_outcomes(artifact) -> bool:

@@ -492,7 +492,7 @@ def fits_what_the_ladder_generalises(train_score: float | None, best) -> bool:
     return train_score >= best.cv_score
 
 
-def lacks_capacity(artifact, train_score: float | None) -> bool:
+def lacks_capacity(artifact, train_score: float | None, noise: float) -> bool:
     """Whether a model falls short of every rung of the ladder, where nothing can have
     moved as well as on test: it fits its own training rows below each rung's
     cross-validated score (rows the rung never saw) and scores below each rung on test,
@@ -501,16 +501,14 @@ def lacks_capacity(artifact, train_score: float | None) -> bool:
     simple, too regularised): the test score it gives away is that missing capacity,
     whatever its share of the headroom. A model that matches one rung and trails
     another misses some specific structure (an interaction, one slice), which the rules
-    that name it measure. The noise is the chance measurement's, at least the sampling
-    noise 0.5/sqrt(test rows). False without a training score, a test score or a
-    cross-validated rung."""
+    that name it measure. ``noise``: the chance measurement's (its caller has read it),
+    floored at the sampling noise 0.5/sqrt(test rows). False without a training score, a
+    test score or a cross-validated rung."""
     rungs = [b for b in ladder_rungs(artifact)
              if b.cv_score is not None and b.test_score is not None]
     test = artifact.performance.test_score
     if train_score is None or test is None or not rungs:
         return False
-    measured = artifact.intervention("chance_level")
-    noise = (measured.noise or 0.0) if measured is not None else 0.0
     bar = CHANCE_NOISE_UNITS * max(noise, sampling_noise(artifact.dataset.test.n_rows))
     return (min(b.cv_score for b in rungs) - train_score > bar
             and min(b.test_score for b in rungs) - test > bar)
@@ -627,7 +625,7 @@ class Underfitting(Rule):
         shrunk = False
         if score > 0 and lag > CHANCE_NOISE_UNITS * noise:
             score = max(score, interp(lag, LAG_HARM_SCORE))
-        elif score <= 0 and lacks_capacity(artifact, train_score):
+        elif score <= 0 and lacks_capacity(artifact, train_score, noise):
             # a small relative shortfall, but one the model shows against every rung and
             # on its own training rows too: the test score it gives away is capacity it
             # lacks (see lacks_capacity)

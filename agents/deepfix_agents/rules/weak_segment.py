@@ -222,16 +222,28 @@ def _z_exact_counts(hits: int, n_seg: int, errors: int, n_test: int) -> float:
     hits = min(hits, errors, n_seg)
     if errors <= 0 or hits <= errors * n_seg / n_test:
         return 0.0
-    # log-space terms: exact counts of a large test split overflow floats. Above the
-    # mean the terms only fall, so the sum stops once they no longer add anything.
     log_total = _log_comb(n_test, n_seg)
-    first = _log_comb(errors, hits) + _log_comb(n_test - errors, n_seg - hits) - log_total
-    tail = 0.0
-    for k in range(hits, min(errors, n_seg) + 1):
-        log_term = _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
+    return _z_upper_tail(
+        _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
+        for k in range(hits, min(errors, n_seg) + 1)
+    )
+
+
+def _z_upper_tail(log_terms) -> float:
+    """The z of an exact one-sided test from its upper tail's probabilities, given as
+    logs from the observed count upwards (log space: exact counts of a large test split
+    overflow floats). Above the mean the terms only fall, so the first is the largest
+    and the sum stops once they no longer add anything; p converted to the normal
+    scale (0 when p is not below one half)."""
+    first, tail = None, 0.0
+    for log_term in log_terms:
+        if first is None:
+            first = log_term
         tail += math.exp(log_term - first)
         if log_term - first < -40:
             break
+    if first is None:
+        return 0.0
     p = max(math.exp(first) * tail, 1e-300)
     return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
 
@@ -353,19 +365,17 @@ def _z_binomial(hits: int, n_rows: int, rate: float) -> float:
     """The z of the exact one-sided binomial test that ``hits`` errors in ``n_rows``
     rows exceed an error rate of ``rate`` (the segment's own constant-guess error: the
     one reference left when its feature's other categories are pure,
-    :func:`only_errable`), p converted to the normal scale."""
+    :func:`only_errable`): :func:`_z_upper_tail` of the binomial's tail, whose terms
+    fall from ``hits`` on since ``hits`` lies above the mean."""
     if n_rows <= 0 or hits <= rate * n_rows:
         return 0.0
     if rate <= 0:
         return 8.0  # errors where a constant guess makes none: beyond any bar
     log_p, log_q = math.log(rate), math.log1p(-rate) if rate < 1 else -math.inf
-    terms = [
+    return _z_upper_tail(
         _log_comb(n_rows, k) + k * log_p + (n_rows - k) * log_q
         for k in range(hits, n_rows + 1)
-    ]
-    top = max(terms)
-    p = max(math.exp(top) * sum(math.exp(t - top) for t in terms), 1e-300)
-    return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
+    )
 
 
 def segment_beyond_slice(artifact):
