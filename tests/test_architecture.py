@@ -238,3 +238,46 @@ def test_forbidden_contract_reports_each_forbidden_import(tmp_path, contract_id)
     result = tree.lint(contract_id)
     assert _broken(result), result.stdout + result.stderr
     assert not _missing(expected, result), result.stdout
+
+
+RULES_DIR = ROOT / "agents" / "deepfix_agents" / "rules"
+
+
+def _rule_modules_imported(path: Path) -> set[str]:
+    """The public rule modules (``deepfix_agents.rules.<name>`` without a leading
+    underscore) that ``path`` imports anywhere, at module level or inside a function."""
+    import ast
+
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    found = set()
+    for parts in (name.split(".") for name in names):
+        if parts[:2] == ["deepfix_agents", "rules"] and len(parts) > 2 and not parts[2].startswith("_"):
+            found.add(parts[2])
+    return found
+
+
+def test_private_rule_helpers_import_no_rule():
+    """Readings several rules share (the baseline ladder, sampling noise, a target's
+    shift, ...) live in private ``rules/_*.py`` modules so that a rule can use them
+    without importing another rule; a helper that imported a rule back would bring
+    the cross-rule imports (and the lazy imports that dodge their circles) back."""
+    helpers = sorted(p for p in RULES_DIR.glob("_*.py") if p.name != "__init__.py")
+    assert any(p.name == "_ladder.py" for p in helpers)
+    offenders = {p.name: sorted(_rule_modules_imported(p)) for p in helpers}
+    assert {name: mods for name, mods in offenders.items() if mods} == {}
+
+
+def test_the_import_scan_sees_a_rule_imported_inside_a_function(tmp_path):
+    """The scan above reads imports inside functions too (the lazy kind)."""
+    probe = tmp_path / "_probe.py"
+    probe.write_text(
+        "def f():\n    from deepfix_agents.rules.underfitting import at_chance\n"
+        "from deepfix_agents.rules._noise import sampling_noise\n",
+        encoding="utf-8",
+    )
+    assert _rule_modules_imported(probe) == {"underfitting"}

@@ -137,7 +137,8 @@ def test_scores_that_rank_a_rare_class_are_signal_even_when_no_model_predicts_it
     baseline beats the model, yet the scores rank the classes (F1 0.30 at a lower
     threshold vs 0.15 for predicting all positive): the labels do relate to the
     features, and the no-signal claim is not made."""
-    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from deepfix_agents.rules._ladder import at_chance
+    from deepfix_agents.rules.underfitting import signal_is_learnable
     from tests.test_rules_model import HEALTHY_PERF, modified
 
     rare = {"0": 0.92, "1": 0.08}
@@ -163,7 +164,8 @@ def test_a_ladder_no_better_than_chance_shows_no_signal_however_far_below_the_mo
     recur), the simple baselines sit just under chance. The ladder beats the model by
     far more than the noise, but a ladder that does not beat chance shows no signal:
     the finding says the labels look unrelated (and is not a weak model's)."""
-    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from deepfix_agents.rules._ladder import at_chance
+    from deepfix_agents.rules.underfitting import signal_is_learnable
     from tests.test_rules_model import HEALTHY_PERF, modified
 
     perf = modified(HEALTHY_PERF, test_score=0.30, train_score=0.6, f1_at_default=0.3,
@@ -1245,7 +1247,8 @@ def test_a_baseline_clearly_above_chance_is_signal_when_the_model_sits_a_hair_ab
     the finding is the overfitting that fitted the training rows, not "labels unrelated
     to the features" (which compared the baseline with the model, 0.071 ahead, instead
     of with chance). A baseline at 0.57 (0.073 above chance) shows no such signal."""
-    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from deepfix_agents.rules._ladder import at_chance
+    from deepfix_agents.rules.underfitting import signal_is_learnable
     from tests.test_rules_model import HEALTHY_PERF, modified
 
     perf = modified(HEALTHY_PERF, test_score=0.551, train_score=1.0, f1_at_best=None)

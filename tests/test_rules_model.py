@@ -2570,7 +2570,7 @@ def test_a_ladder_beating_only_the_constant_dummy_shows_no_signal():
         data = artifact(performance=perf, baselines=baselines, n_test=300)
         return data.model_copy(update={"interventions": [chance]})
 
-    from deepfix_agents.rules.underfitting import at_chance
+    from deepfix_agents.rules._ladder import at_chance
 
     assert at_chance(with_ladder(0.46, 0.47)) is not None
     assert assess_all("underfitting", with_ladder(0.46, 0.47)) == "high"
@@ -2886,7 +2886,7 @@ def test_stuck_columns_explain_a_model_with_no_signal():
     no better than chance (f1 0.50 vs chance 0.49, noise 0.03): the stuck columns are
     the cause ranked first (the chance finding folded into them, high), not 'labels
     unrelated to the features'. With every column varying the chance finding stands."""
-    from deepfix_agents.rules.underfitting import at_chance
+    from deepfix_agents.rules._ladder import at_chance
 
     names = ["a", "b", "c", "d", "e", "f"]
     perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=0.52, test_score=0.50,
@@ -3480,7 +3480,7 @@ def test_of33_cv_signal_within_its_own_rows_noise_shows_no_signal():
     (2 standard errors 0.014) is one the 80 test rows cannot resolve: too noisy to tell.
     A regression R2 has no worst-case bound, so any positive signal keeps counting there
     (test_weak_signal_the_test_split_cannot_resolve_is_not_at_chance)."""
-    from deepfix_agents.rules.underfitting import cv_resolves
+    from deepfix_agents.rules._ladder import cv_resolves
 
     unresolved = _small_binary_near_chance(n_train=185, ladder_cv=0.495)
     assert assess_all("underfitting", unresolved) == "high"
@@ -3529,8 +3529,8 @@ def test_sl33_a_slice_whose_excess_errors_lift_the_score_past_chance_explains_it
     the cause of the chance-level score and takes the chance evidence. 16 errors (an
     excess under its noise) explain nothing; nor does a slice of a model whose decisions
     collapse onto one class (at chance on every row)."""
+    from deepfix_agents.rules._ladder import at_chance
     from deepfix_agents.rules.overconfident_slice import excess_errors, slice_explains_chance
-    from deepfix_agents.rules.underfitting import at_chance
 
     harmful = _sl33_at_chance_with_slice(43)
     assert at_chance(harmful) is not None
@@ -3561,8 +3561,9 @@ def test_fit46_a_slice_explains_no_chance_level_score_where_the_labels_look_unre
     errors away lifts a model that learned nothing above chance by construction: that
     says nothing about the model outside the slice. The no-signal finding stays the
     cause and ranks first."""
+    from deepfix_agents.rules._ladder import at_chance
     from deepfix_agents.rules.overconfident_slice import slice_explains_chance
-    from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
+    from deepfix_agents.rules.underfitting import signal_is_learnable
 
     unrelated = _sl33_at_chance_with_slice(43)
     unrelated = unrelated.model_copy(
@@ -3693,7 +3694,7 @@ def test_nb33_an_r2_gap_that_is_no_gap_in_squared_error_is_not_overfitting():
     standard errors): the model errs alike on both splits, so underfitting no longer
     stands down for overfitting, and overfitting sees no gap. A model whose squared error
     grows far beyond noise (RMSE 2 on train) keeps the gap; other metrics are unchanged."""
-    from deepfix_agents.rules.underfitting import error_gap, gap_in_error
+    from deepfix_agents.rules._ladder import error_gap, gap_in_error
 
     weak = _nb33_season(train_rmse=7.43, chronological=False)
     size, se = error_gap(weak)
@@ -3720,7 +3721,7 @@ def test_uf34_a_weak_signal_whose_ladder_falls_within_two_noise_units_is_not_at_
     level with the ladder on test, took no measured harm: no high finding. A rung that
     falls beyond 2 noise units (0.2 -> 0.01, labels that no longer belong to their rows
     on test) keeps the high no-better-than-chance finding."""
-    from deepfix_agents.rules.underfitting import at_chance
+    from deepfix_agents.rules._ladder import at_chance
 
     weak = _rung_regression(model_score=0.035, rungs=[("linear", 0.082, 0.01)], noise=0.048)
     assert at_chance(weak) is None

@@ -35,6 +35,7 @@ import logging
 from collections import defaultdict
 
 from deepfix_agents.rules import RULES
+from deepfix_agents.rules._ladder import at_chance
 from deepfix_agents.scoring import LAYER_ORDER, combine_confidence, rank, rank_key
 from deepfix_agents.signals import Signal
 from mlflow_deepfix.schemas import (
@@ -170,8 +171,6 @@ def explain_symptoms(
 def guard_chance(findings: list[Finding], artifact: ArtifactData | None) -> list[Finding]:
     """Fold the no-better-than-chance finding into the most urgent high+ finding, if any
     (see the module docstring, step 3)."""
-    from deepfix_agents.rules.underfitting import at_chance
-
     chance = next((f for f in findings if f.category == "underfitting"), None)
     if chance is None or artifact is None or at_chance(artifact) is None:
         return findings

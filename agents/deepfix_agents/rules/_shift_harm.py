@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from deepfix_agents.rules._ladder import cross_validated_ladder
 from deepfix_agents.rules._noise import sampling_noise
 
 #: the ladder keeps its score on the test rows when its best rung there is not below its
@@ -32,8 +33,6 @@ def ladder_beats_shifted(artifact) -> bool:
     shortfall is the model's own (too simple, too regularised). A model that fits its
     training rows as well as the ladder and only falls behind on the shifted rows keeps
     the shift as a possible cause (it may lean on what moved)."""
-    from deepfix_agents.rules.underfitting import cross_validated_ladder
-
     rungs = cross_validated_ladder(artifact)
     score, train = artifact.performance.test_score, artifact.performance.train_score
     if not rungs or score is None or train is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ladder import at_chance
+from deepfix_agents.rules.underfitting import signal_is_learnable
 
 #: share of the model's features that are constant in training -> score. A constant
 #: column costs no accuracy by itself; many of them reveal a broken join or feed.
@@ -102,8 +104,6 @@ class ConstantFeature(Rule):
         column, say one level missing from a small training sample, stays low). The
         rows' chance coincidences the stuck columns leave behind are explained too
         (:meth:`_coincidences`)."""
-        from deepfix_agents.rules.underfitting import at_chance, signal_is_learnable
-
         dataset = artifact.dataset
         reference = dataset.train or dataset.test
         if reference is None or not constant_columns(reference, set(dataset.feature_names)):

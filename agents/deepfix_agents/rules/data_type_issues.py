@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
-from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._base import SOURCES, Rule, interp, pct
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
+from deepfix_agents.rules.prediction_drift import moved_features
 
 #: share of rows holding a case/space/punctuation variant of another value -> score
 VARIANT_SCORE = ((0.005, 0.0), (0.02, 0.2), (0.05, 0.35), (0.1, 0.45), (0.2, 0.6), (0.35, 0.7))
@@ -390,9 +391,6 @@ class DataTypeIssues(Rule):
         outputs it moved)."""
         if artifact.modality == "text":
             return (*self.explains, "feature_drift")
-        from deepfix_agents.rules._base import SOURCES
-        from deepfix_agents.rules.prediction_drift import moved_features
-
         mistyped = set()
         for source in SOURCES:
             for signal in self.detect(source, artifact):

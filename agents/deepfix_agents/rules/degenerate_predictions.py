@@ -6,7 +6,9 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, entropy, interp, pct
+from deepfix_agents.rules._ladder import at_chance
 from deepfix_agents.rules._spread import reachable_r2
+from deepfix_agents.rules.underfitting import signal_is_learnable, weak_model
 
 #: share of the most predicted class, beyond its true share on test -> score
 EXCESS_SCORE = ((0.05, 0.0), (0.1, 0.4), (0.2, 0.7), (0.3, 0.9))
@@ -147,12 +149,6 @@ class DegeneratePredictions(Rule):
         a model whose answers still vary while simple baselines clearly learn the labels
         (:func:`~deepfix_agents.rules.underfitting.weak_model`): a model too weak for the
         data, not one broken into a constant output."""
-        from deepfix_agents.rules.underfitting import (
-            at_chance,
-            signal_is_learnable,
-            weak_model,
-        )
-
         measured = at_chance(artifact)
         if measured is not None and (
             signal_is_learnable(artifact, measured) is False or weak_model(artifact)

@@ -17,6 +17,11 @@ from typing import NamedTuple
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._ladder import (
+    cross_validated_ladder,
+    split_squared_errors,
+    training_rows_show_signal,
+)
 from deepfix_agents.rules._ordered import copied_share, ordered_split_axis, uncopied_share
 from deepfix_agents.rules._shift_harm import BEATEN_NOISE_UNITS, ladder_beats_shifted
 from deepfix_agents.scoring import severity_for
@@ -230,8 +235,6 @@ def period_drift_without_harm(artifact) -> str | None:
     noise = measured.noise if measured is not None else None
     if noise is None or not math.isfinite(noise) or noise <= 0:
         return None
-    from deepfix_agents.rules.underfitting import cross_validated_ladder
-
     ladder = twin_free_ladder(artifact, cross_validated_ladder(artifact))
     test_score = artifact.performance.test_score
     if not ladder or test_score is None:
@@ -335,8 +338,6 @@ def own_error_unchanged(artifact) -> str | None:
     (too simple, too regularised) is weak on both periods alike: its shortfall against
     the ladder is no harm of the drift. An overfitted model's training error is
     optimistic, so this never excuses the drift for it."""
-    from deepfix_agents.rules.underfitting import split_squared_errors
-
     if artifact.task != "regression":
         return None
     measured = split_squared_errors(artifact)
@@ -710,8 +711,6 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         (:func:`training_rows_show_signal`), and a model that loses to the baseline
         ladder is the drift's harm only when the drifted test rows cost the ladder
         something too (:func:`ladder_beats_shifted`)."""
-        from deepfix_agents.rules.underfitting import training_rows_show_signal
-
         explains = self.explains
         if not training_rows_show_signal(artifact):
             # a drift can cost the model only a signal the training rows showed

@@ -6,6 +6,7 @@ from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
+from deepfix_agents.rules.outliers import extreme_columns
 
 #: share of missing cells in the worst informative column -> score
 COLUMN_SCORE = ((0.01, 0.1), (0.05, 0.25), (0.2, 0.45), (0.5, 0.6), (0.9, 0.7), (1.0, 0.75))
@@ -665,8 +666,6 @@ class MissingValues(Rule):
         coded = {t[0] for t in harmful_sentinels(artifact)}
         if not coded:
             return self.explains
-        from deepfix_agents.rules.outliers import extreme_columns
-
         if extreme_columns(artifact) <= coded:
             return (*self.explains, "outliers")
         return self.explains

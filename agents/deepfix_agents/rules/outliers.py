@@ -7,8 +7,10 @@ import re
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, first_fact, interp, pct
+from deepfix_agents.rules._ladder import LADDER_SIGNAL, at_chance, baseline, cross_validated_ladder
 from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
+from deepfix_agents.rules.prediction_drift import large_feature_shifts
 
 #: share of a column's rows beyond 5 IQRs -> base score (heavy tails give up to ~1%)
 FRACTION_SCORE = ((0.005, 0.0), (0.01, 0.2), (0.02, 0.35), (0.05, 0.55), (0.1, 0.7), (0.2, 0.8))
@@ -156,12 +158,6 @@ def tail_follows_features(artifact) -> bool:
     such data was not put there by the tail, however far it reaches beyond the test
     targets' (a small test split of a heavy-tailed or clustered target often misses its
     few extreme cases): the co-occurrence is no measured harm of the tail."""
-    from deepfix_agents.rules.underfitting import (
-        LADDER_SIGNAL,
-        baseline,
-        cross_validated_ladder,
-    )
-
     dummy = baseline(artifact, "dummy")
     reference = max(dummy.cv_score if dummy is not None and dummy.cv_score is not None
                     else 0.0, 0.0)
@@ -672,8 +668,6 @@ class Outliers(Rule):
         reported (a genuine rare extreme in train is not a bug), nor is a tail that the
         features predict (:func:`tail_follows_features`): a natural heavy tail, which
         cannot be what left a model at chance."""
-        from deepfix_agents.rules.underfitting import at_chance
-
         tail = target_tail(artifact)
         if tail is None or tail_follows_features(artifact):
             return
@@ -708,8 +702,6 @@ class Outliers(Rule):
         Likewise they explain a weak segment only when the segment holds them: one tail
         of a column that has outliers (see :func:`segment_in_tail`); a weak segment in
         the bulk of the values, or on other columns, is another bug."""
-        from deepfix_agents.rules.prediction_drift import large_feature_shifts
-
         extreme = extreme_columns(artifact)
         dropped = set()
         if any(name not in extreme for name in large_feature_shifts(artifact)):

@@ -36,7 +36,12 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ladder import CHANCE_NOISE_UNITS, at_chance
 from deepfix_agents.rules._shares import share_difference_z
+from deepfix_agents.rules.degenerate_predictions import one_class_collapse
+from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
+from deepfix_agents.rules.underfitting import signal_is_learnable
+from deepfix_agents.rules.weak_segment import segment_beyond_slice
 
 #: lower bound of the slice's confident-error rate minus its expected rate -> score
 #: (an excess of 0.1 is ten more wrong answers in every hundred trusted ones)
@@ -159,13 +164,6 @@ def slice_explains_chance(artifact) -> bool:
     by construction (a memoriser of noise labels states its training certainty on every
     row and is confidently wrong everywhere), which says nothing about the rows outside
     it; the no-signal finding then stays the cause."""
-    from deepfix_agents.rules.degenerate_predictions import one_class_collapse
-    from deepfix_agents.rules.underfitting import (
-        CHANCE_NOISE_UNITS,
-        at_chance,
-        signal_is_learnable,
-    )
-
     summary = artifact.confidence
     if summary is None or not summary.n_rows:
         return False
@@ -319,14 +317,10 @@ class OverconfidentSlice(Rule):
         # ... unless that segment fails beyond the slice's excess confident errors:
         # then the segment is the cause and the slice part of it (weak_segment's
         # ``segment_beyond_slice``, which explains this slice in turn)
-        from deepfix_agents.rules.weak_segment import segment_beyond_slice
-
         if any(f in text for f in top.features for text in segments) and (
             segment_beyond_slice(artifact) is None
         ):
             explained.append("weak_segment")
-        from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
-
         # a shifted prior (a class predicted far more often than it occurs, on train and
         # test: class weights, resampling) miscalibrates every row: global, so no slice
         # explains it, even one that holds most of the confident errors; nor does a

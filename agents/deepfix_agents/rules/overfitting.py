@@ -12,6 +12,13 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules._ladder import (
+    at_chance,
+    baseline,
+    best_baseline,
+    gap_in_error,
+    supported_score,
+)
 from deepfix_agents.rules._memorisation import (
     MEMORISED,
     _clip,
@@ -28,12 +35,7 @@ from deepfix_agents.rules.underfitting import (
     LAG_HARM_SCORE,
     OVERFIT_GAP,
     SHORTFALL_SCORE,
-    at_chance,
-    baseline,
-    best_baseline,
-    gap_in_error,
     signal_is_learnable,
-    supported_score,
 )
 from deepfix_agents.rules.weak_segment import segment_beyond_lag
 from deepfix_agents.scoring import severity_for

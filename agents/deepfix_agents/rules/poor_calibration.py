@@ -49,6 +49,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, entropy, interp, pct
+from deepfix_agents.rules._shares import class_share_shift
 from mlflow_deepfix.intervals import wilson
 
 #: expected calibration error on test (beyond noise) -> score. The noise subtracted is
@@ -167,8 +168,6 @@ def label_shift(artifact) -> dict | None:
     The total variation bounds how far a prior shift alone moves a train-calibrated
     model's calibration error (module docstring). None without both splits' shares or
     within noise."""
-    from deepfix_agents.rules._shares import class_share_shift
-
     shift = class_share_shift(artifact.dataset)
     if shift is None or shift["z"] < LABEL_SHIFT_Z:
         return None

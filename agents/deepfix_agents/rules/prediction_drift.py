@@ -34,6 +34,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ladder import training_rows_show_signal
 from deepfix_agents.rules.feature_drift import (
     DRIFTED,
     MULTIVARIATE_CHECKS,
@@ -55,7 +56,6 @@ from deepfix_agents.rules.feature_drift import (
 from deepfix_agents.rules._memorisation import memorises
 from deepfix_agents.rules._shares import total_variation
 from deepfix_agents.rules._target_shift import MEAN_SHIFT_Z, target_mean_shift
-from deepfix_agents.rules.underfitting import training_rows_show_signal
 from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
 from deepfix_agents.scoring import severity_for
 

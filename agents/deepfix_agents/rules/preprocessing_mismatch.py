@@ -22,14 +22,15 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._spread import reachable_r2
-from deepfix_agents.rules.poor_calibration import ECE_SCORE
-from deepfix_agents.rules.underfitting import (
+from deepfix_agents.rules._ladder import (
     CHANCE_NOISE_UNITS,
     baseline,
     best_baseline,
     cross_validated_ladder,
 )
+from deepfix_agents.rules._spread import reachable_r2
+from deepfix_agents.rules.poor_calibration import ECE_SCORE
+from deepfix_agents.rules.prediction_drift import large_feature_shifts
 
 #: log10 of (largest / smallest feature std) -> score of the bare risk
 LATENT_SCORE = ((1.0, 0.1), (2.0, 0.2), (4.0, 0.3))
@@ -227,8 +228,6 @@ def shortfall_is_the_shift(artifact) -> bool:
     moved far is where the shift lands, and feature drift is its cause. Collapsed
     outputs and miscalibration keep their reading (they are read on test alone for
     other reasons)."""
-    from deepfix_agents.rules.prediction_drift import large_feature_shifts
-
     rungs = cross_validated_ladder(artifact)
     train = artifact.performance.train_score
     if not rungs or train is None:

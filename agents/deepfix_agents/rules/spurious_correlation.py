@@ -24,6 +24,8 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp
+from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
+from deepfix_agents.rules.weak_segment import significant_segments
 
 #: shuffle importance on train minus on test (score units) -> score
 RELIANCE_SCORE = ((0.02, 0.0), (0.05, 0.3), (0.1, 0.5), (0.2, 0.7), (0.3, 0.85))
@@ -148,8 +150,6 @@ def segment_failure_reads_as_slice(artifact) -> bool:
     scored = _scored_slice_only(summary, artifact.task)
     if not scored:
         return False
-    from deepfix_agents.rules.weak_segment import significant_segments
-
     failing = significant_segments(artifact)
     columns = {c.name: c for c in artifact.dataset.test.columns} if artifact.dataset.test else {}
     for item in scored:
@@ -232,8 +232,6 @@ class SpuriousCorrelation(Rule):
         Nor a weak segment when every relation reported is a slice-only one that the
         segment's own failure accounts for (:func:`segment_failure_reads_as_slice`): the
         segment is then the cause, and both findings are reported."""
-        from deepfix_agents.rules.poor_calibration import prior_shift, underconfident
-
         explained = self.explains
         if prior_shift(artifact) is not None or underconfident(artifact):
             explained = tuple(c for c in explained if c != "poor_calibration")

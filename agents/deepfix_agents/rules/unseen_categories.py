@@ -11,6 +11,7 @@ from deepfix_agents.rules._runtime import (
     crashes_for,
     input_unseen_counts,
 )
+from deepfix_agents.rules.prediction_drift import large_feature_shift
 
 #: share of test rows holding a category never seen in train (worst feature) -> score
 CATEGORY_SCORE = ((0.01, 0.0), (0.03, 0.2), (0.1, 0.45), (0.25, 0.65), (0.5, 0.8), (0.8, 0.9))
@@ -170,8 +171,6 @@ class UnseenCategories(Rule):
         """New categories explain shifted category shares, not a numeric feature that
         moved a long way on its own (a unit change, a recalibrated sensor): then feature
         drift is a second, independent bug and keeps its own finding."""
-        from deepfix_agents.rules.prediction_drift import large_feature_shift
-
         if large_feature_shift(artifact) is not None:
             return tuple(c for c in self.explains if c != "feature_drift")
         return self.explains

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ladder import baseline, best_baseline
+from deepfix_agents.rules.overfitting import LAG_NOISE_UNITS, lag_noise
 
 #: share of features below 0.2 x mean importance -> score (low by design)
 SHARE_SCORE = ((0.25, 0.0), (0.4, 0.2), (0.6, 0.28), (0.8, 0.35), (1.0, 0.38))
@@ -332,8 +334,6 @@ def _weak_overall(artifact) -> bool:
     """Whether the model captures less than half of what a simple baseline gets over the
     dummy: then an input it does not respond to says more about the model than the
     input (that is underfitting's finding)."""
-    from deepfix_agents.rules.underfitting import baseline, best_baseline
-
     dummy, best = baseline(artifact, "dummy"), best_baseline(artifact)
     test = artifact.performance.test_score
     if None in (dummy, best, test) or dummy.test_score is None or best.test_score is None:
@@ -485,9 +485,6 @@ def _redundant(artifact, name: str, association: float, how: str) -> bool:
 
 def _ladder_beats_model(artifact) -> tuple[str, float] | None:
     """The best simple baseline, when it beats the model on test beyond noise."""
-    from deepfix_agents.rules.overfitting import LAG_NOISE_UNITS, lag_noise
-    from deepfix_agents.rules.underfitting import best_baseline
-
     best, test = best_baseline(artifact), artifact.performance.test_score
     if best is None or test is None or best.test_score is None:
         return None
