@@ -11,6 +11,7 @@ from deepfix_agents.rules._runtime import (
     crashes_for,
     input_unseen_counts,
 )
+from deepfix_agents.rules.feature_drift import period_drift_without_harm
 from deepfix_agents.rules.prediction_drift import large_feature_shift
 
 #: share of test rows holding a category never seen in train (worst feature) -> score
@@ -82,18 +83,32 @@ def block_offset(train, test) -> float | None:
 
 def harmless_extrapolation(artifact, name: str) -> str | None:
     """The side (see ``ordered_extrapolation``) when column ``name``'s new test values
-    extend its training range along the split and their rows show no harm beyond noise.
-    Test rows that copy training rows (train/test overlap) are set aside when reading the
-    split's direction: they hold old values by construction."""
+    extend its training range along the split and cost the model nothing the values
+    themselves explain (:func:`_harmless_extrapolation_reading`). Test rows that copy
+    training rows (train/test overlap) are set aside when reading the split's direction:
+    they hold old values by construction."""
     reading = _harmless_extrapolation_reading(artifact, name)
     return reading[0] if reading is not None else None
 
 
-def _harmless_extrapolation_reading(artifact, name: str) -> tuple[str, bool] | None:
-    """:func:`harmless_extrapolation`'s side with whether every test value lies past the
+def _harmless_extrapolation_reading(artifact, name: str) -> tuple[str, bool, str | None] | None:
+    """:func:`harmless_extrapolation`'s side, whether every test value lies past the
     training range (``ordered_extrapolation`` without copies set aside: True) or only the
-    test rows that are not copies of training rows do (False), so the wording reuses the
-    reading the decision made."""
+    test rows that are not copies of training rows do (False), and, when the rows with
+    the new values do score worse, why that is still no harm of unknown values (the
+    chronological reading of ``feature_drift.period_drift_without_harm``), so the wording
+    reuses the reading the decision made.
+
+    Two measurements clear an ordered number extended along the split: its rows score
+    no worse than the column's other test rows beyond ``HARM_Z`` standard errors; or the
+    split is chronological and the baseline ladder, fitted on the same training rows,
+    scores on the later period what it scored in cross-validation, with this model level
+    with it or short of it for a reason of its own (``period_drift_without_harm``: it
+    errs as much on its training rows, or falls as far short of the ladder there). Then
+    the later values are no harder to predict for a simple model, and what this model
+    alone loses on them is its own weakness (a kernel or a net that extrapolates badly, an
+    overfitted fit), which the rules that measure the model name, not a category the
+    model could never have learnt."""
     dataset = artifact.dataset
     if dataset.train is None or dataset.test is None:
         return None
@@ -107,7 +122,10 @@ def _harmless_extrapolation_reading(artifact, name: str) -> tuple[str, bool] | N
     if side is None:
         return None
     z = _segment_harm(artifact, name, side, train)
-    return (side, every is not None) if z is None or z < HARM_Z else None
+    if z is None or z < HARM_Z:
+        return side, every is not None, None
+    period = period_drift_without_harm(artifact)
+    return (side, every is not None, period) if period is not None else None
 
 
 @register_rule
@@ -221,12 +239,13 @@ class UnseenCategories(Rule):
             )
             beyond = reading[0] if reading is not None else None
             every = reading is not None and reading[1]
+            period = reading[2] if reading is not None else None
             if beyond is not None:
                 score = min(score, EXTRAPOLATION_CAP)
-            scored.append((score, name, share, uniqueness, offset, beyond, every))
+            scored.append((score, name, share, uniqueness, offset, beyond, every, period))
         affected = [s for s in scored if s[2] >= 0.03 and s[4] is None and s[5] is None]
         if scored:
-            score, name, share, uniqueness, offset, beyond, every = max(
+            score, name, share, uniqueness, offset, beyond, every, period = max(
                 scored, key=lambda t: (t[0], t[1])
             )
             score += min(COLUMN_BONUS * max(len(affected) - 1, 0), MAX_COLUMN_BONUS)
@@ -252,9 +271,15 @@ class UnseenCategories(Rule):
                     )
                     detail += (
                         f"; {where} the training range (the split runs "
-                        "along this ordered number, e.g. later years) and its rows score no "
-                        "worse than the column's other test rows beyond noise: extrapolation "
-                        "of an ordered value, not unknown categories: low"
+                        "along this ordered number, e.g. later years) and "
+                        + (
+                            f"{period.removesuffix(': low')}: extrapolation of an ordered "
+                            "value, not unknown categories: low"
+                            if period is not None
+                            else "its rows score no worse than the column's other test rows "
+                            "beyond noise: extrapolation of an ordered value, not unknown "
+                            "categories: low"
+                        )
                     )
                 if len(affected) > 1:
                     detail += f"; {len(affected)} features have >= 3% unseen values"
