@@ -1226,15 +1226,15 @@ def test_uf49_noise_columns_explain_only_the_shortfall_their_removal_closes():
     so underfitting keeps its own finding (first: the larger measured harm) beside the
     noise columns'. A refit that reaches 0.82 (0.04 short of the rung, after +0.37)
     explains the shortfall, which is folded into the noise columns' finding."""
-    from deepfix_agents.rules.unused_features import noise_leaves_shortfall
+    from deepfix_agents.rules.unused_features import noise_leaves_shortfall, noise_recovery
 
     weak = _too_simple_among_noise(0.60)
-    assert noise_leaves_shortfall(weak)
+    assert noise_leaves_shortfall(weak, noise_recovery(weak))
     categories = [f.category for f in findings_of(weak)]
     assert categories[0] == "underfitting"
     assert "unused_features" in categories
     closed = _too_simple_among_noise(0.82)
-    assert not noise_leaves_shortfall(closed)
+    assert not noise_leaves_shortfall(closed, noise_recovery(closed))
     findings = findings_of(closed)
     assert findings[0].category == "unused_features"
     assert "underfitting" not in [f.category for f in findings]

@@ -17,8 +17,6 @@ from deepfix_agents.rules._noise import sampling_noise
 #: a model within this many noise units (standard deviations of the chance score) of
 #: chance, or below it, is no better than chance
 CHANCE_NOISE_UNITS = 2.0
-
-
 #: at least this many test rows for the chance comparison to count
 MIN_CHANCE_ROWS = 30
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from deepfix_agents.rules._ladder import cross_validated_ladder
+from deepfix_agents.rules._ladder import chance_noise, cross_validated_ladder
 from deepfix_agents.rules._noise import sampling_noise
 
 #: the ladder keeps its score on the test rows when its best rung there is not below its
@@ -37,8 +37,7 @@ def ladder_beats_shifted(artifact) -> bool:
     score, train = artifact.performance.test_score, artifact.performance.train_score
     if not rungs or score is None or train is None:
         return False
-    measured = artifact.intervention("chance_level")
-    noise = measured.noise if measured is not None and measured.noise is not None else 0.0
+    noise = chance_noise(artifact)
     if not math.isfinite(noise) or noise < 0:
         noise = 0.0
     noise = max(noise, sampling_noise(artifact.dataset.test.n_rows))

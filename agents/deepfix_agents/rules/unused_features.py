@@ -114,9 +114,10 @@ def noise_recovery(artifact):
     return None
 
 
-def noise_leaves_shortfall(artifact) -> bool:
+def noise_leaves_shortfall(artifact, found) -> bool:
     """Whether the model, refitted without the noise columns, still trails the best rung
-    of the baseline ladder on test by more than the refit won back.
+    of the baseline ladder on test by more than the refit won back. ``found``: the
+    refit's reading, :func:`noise_recovery`'s (its caller has it).
 
     The noise columns explain a model's shortfall against the ladder only as far as
     removing them closes it. A model too simple for the data (a forest of stumps, a
@@ -127,7 +128,6 @@ def noise_leaves_shortfall(artifact) -> bool:
     refit without 10 noise columns goes 0.19 -> 0.26, the linear rung reaches 0.49).
     False when the refit was not run, won nothing back or has no score, or without a
     ladder."""
-    found = noise_recovery(artifact)
     best = best_baseline(artifact)
     if found is None or best is None or best.test_score is None:
         return False
@@ -598,8 +598,9 @@ class UnusedFeatures(Rule):
     def explains_for(self, artifact):
         if ignored_signal(artifact):
             return self.IGNORED_SIGNAL_EXPLAINS
-        if noise_recovery(artifact) is not None:
-            if noise_leaves_shortfall(artifact):
+        found = noise_recovery(artifact)
+        if found is not None:
+            if noise_leaves_shortfall(artifact, found):
                 # the model stays weak without the noise: its shortfall is its own
                 return tuple(c for c in self.IGNORED_SIGNAL_EXPLAINS if c != "underfitting")
             return self.IGNORED_SIGNAL_EXPLAINS
