@@ -137,6 +137,27 @@ def noise_leaves_shortfall(artifact, found) -> bool:
     return best.test_score - measured.score_after > recovered
 
 
+def noise_leaves_lag(artifact, found) -> bool:
+    """Whether the model, refitted without the noise columns, still trails the best rung
+    of the baseline ladder on test beyond ``LAG_NOISE_UNITS`` standard errors of its
+    test score. ``found``: :func:`noise_recovery`'s reading.
+
+    The ladder's rungs are fitted on the same columns, noise included: a rung that beats
+    the refit shows that the noise columns are not all that stands between this model
+    and a sound fit. A model that memorises its training rows (no regularisation, a
+    kernel width fitted to single rows) memorises the noise columns too, and dropping
+    them wins score back, but it still overfits without them: the overfitting is then a
+    second cause with its own finding, not a symptom of the noise. False when the refit
+    was not run or has no score, or without a ladder."""
+    best = best_baseline(artifact)
+    if found is None or best is None or best.test_score is None:
+        return False
+    measured, _ = found
+    if measured.score_after is None:
+        return False
+    return best.test_score - measured.score_after > LAG_NOISE_UNITS * lag_noise(artifact)
+
+
 #: the same refit contradicts the reading when the score FALLS without the columns
 #: beyond this many standard errors of the paired difference (the 2 standard errors at
 #: which the ladder's lead over the model counts as real): together they carry label
@@ -555,8 +576,10 @@ class UnusedFeatures(Rule):
         "A refit without the (at least 8) features with no label association beyond noise "
         "wins back test score beyond 3 standard errors of the paired difference and at "
         "least 0.05: medium 0.45 at +0.05 -> 0.6 at +0.2, and it then explains the "
-        "overfitting it caused, and the underfitting unless the refit still trails the "
-        "ladder's best rung by more than it won back (the model is too weak on its own). "
+        "overfitting it caused unless the refit still trails the ladder's best rung (fitted "
+        "on the same columns) beyond 2 standard errors of the test score (the model overfits "
+        "without them too: two causes, two findings), and the underfitting unless the refit "
+        "still trails that rung by more than it won back (the model is too weak on its own). "
         "Features that carry signal (train label association >= 0.3 and beyond twice the "
         "noise bound) that the model never reads (exactly zero native importance, or "
         "predictions unchanged to the last row when the column is shuffled): medium 0.45, "
@@ -600,10 +623,14 @@ class UnusedFeatures(Rule):
             return self.IGNORED_SIGNAL_EXPLAINS
         found = noise_recovery(artifact)
         if found is not None:
+            own = set()
             if noise_leaves_shortfall(artifact, found):
                 # the model stays weak without the noise: its shortfall is its own
-                return tuple(c for c in self.IGNORED_SIGNAL_EXPLAINS if c != "underfitting")
-            return self.IGNORED_SIGNAL_EXPLAINS
+                own.add("underfitting")
+            if noise_leaves_lag(artifact, found):
+                # it still overfits without the noise: a second cause, its own finding
+                own.add("overfitting")
+            return tuple(c for c in self.IGNORED_SIGNAL_EXPLAINS if c not in own)
         return self.explains
 
     def detect_model(self, artifact):
