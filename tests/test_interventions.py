@@ -1202,23 +1202,28 @@ def test_noise_columns_whose_removal_recovers_nothing_stay_low():
     assert noisy[0].category == "overfitting"  # +0.10 but only 2 standard errors
 
 
-def _too_simple_among_noise(refit_after):
-    """A model too simple for the data (0.45 on train and test) beside a linear rung at
-    0.86 and a prior dummy at 0.36, with 12 noise columns whose refit without them scores
-    ``refit_after`` (from 0.45, noise 0.03)."""
+def _among_noise(train_score, test_score, refit_after):
+    """A model scoring ``train_score`` / ``test_score`` beside a linear rung at 0.86 and a
+    prior dummy at 0.36, with 12 noise columns whose refit without them scores
+    ``refit_after`` (from ``test_score``, noise 0.03)."""
     from mlflow_deepfix.schemas import BaselineResult
     from tests.test_rules_model import HEALTHY_PERF, modified
 
     columns = _noisy_columns()
     data = artifact(
         features=[c.name for c in columns], train_cols=columns, test_cols=columns,
-        performance=modified(HEALTHY_PERF, test_score=0.45, train_score=0.45),
+        performance=modified(HEALTHY_PERF, test_score=test_score, train_score=train_score),
         baselines=[
             BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.36, test_score=0.36),
             BaselineResult(name="linear", metric="f1_macro", cv_score=0.85, test_score=0.86),
         ],
     )
-    return with_interventions(data, _drop_noise(refit_after, before=0.45))
+    return with_interventions(data, _drop_noise(refit_after, before=test_score))
+
+
+def _too_simple_among_noise(refit_after):
+    """A model too simple for the data (0.45 on train and test) among noise columns."""
+    return _among_noise(0.45, 0.45, refit_after)
 
 
 def test_uf49_noise_columns_explain_only_the_shortfall_their_removal_closes():
@@ -1242,22 +1247,9 @@ def test_uf49_noise_columns_explain_only_the_shortfall_their_removal_closes():
 
 
 def _memorising_among_noise(refit_after):
-    """A model that memorises its training rows (0.99 on train, 0.60 on test) beside a
-    linear rung at 0.86, with 12 noise columns whose refit without them scores
-    ``refit_after`` (from 0.60, noise 0.03)."""
-    from mlflow_deepfix.schemas import BaselineResult
-    from tests.test_rules_model import HEALTHY_PERF, modified
-
-    columns = _noisy_columns()
-    data = artifact(
-        features=[c.name for c in columns], train_cols=columns, test_cols=columns,
-        performance=modified(HEALTHY_PERF, test_score=0.60, train_score=0.99),
-        baselines=[
-            BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.36, test_score=0.36),
-            BaselineResult(name="linear", metric="f1_macro", cv_score=0.85, test_score=0.86),
-        ],
-    )
-    return with_interventions(data, _drop_noise(refit_after))
+    """A model that memorises its training rows (0.99 on train, 0.60 on test) among
+    noise columns."""
+    return _among_noise(0.99, 0.60, refit_after)
 
 
 def test_of50_a_model_that_still_overfits_without_the_noise_keeps_its_own_finding():
