@@ -305,6 +305,39 @@ def test_a_small_measured_gain_sets_the_severity_not_the_values_presence():
     assert any("harm the model" in e.detail for e in outliers.evidence)
 
 
+def _too_simple_with_outliers(refit_after):
+    """A model too simple for the data (0.40 on train and test, the linear rung at 0.86)
+    on a column with extreme values, whose impute-and-refit scores ``refit_after``."""
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    tail = col("a", q01=-2.3, q50=0.0, q99=2.3, max=5000.0, outlier_fraction=0.05)
+    base = artifact(
+        train_cols=[tail, col("b"), col("c"), col("d")],
+        performance=modified(HEALTHY_PERF, test_score=0.40, train_score=0.42),
+    )
+    return with_interventions(
+        base, chance(0.40, 0.30, noise=0.02),
+        _imputed_outliers(0.40, refit_after, noise=0.01, n_rows=1000),
+    )
+
+
+def test_ol50_extreme_values_explain_only_the_shortfall_their_imputation_closes():
+    """Imputing the extreme values wins back +0.08 (8 noise units) but the refit still
+    trails the linear rung, fitted on the same values, by 0.38: the model is too weak on
+    its own, so underfitting keeps its finding beside the outliers'. A refit that reaches
+    0.84, level with the rung, explains the shortfall, folded into the outliers finding."""
+    from deepfix_agents.rules.outliers import imputing_leaves_shortfall
+
+    weak = _too_simple_with_outliers(0.48)
+    assert imputing_leaves_shortfall(weak)
+    categories = [f.category for f in findings_of(weak)]
+    assert "underfitting" in categories and "outliers" in categories
+    closed = _too_simple_with_outliers(0.84)
+    assert not imputing_leaves_shortfall(closed)
+    categories = [f.category for f in findings_of(closed)]
+    assert categories[0] == "outliers" and "underfitting" not in categories
+
+
 def test_worse_outlier_rows_without_a_sized_refit_keep_the_presence_estimate():
     # only the affected rows show harm (no refit measured): the harm has no size, so
     # the share and extremeness of the values still set the score

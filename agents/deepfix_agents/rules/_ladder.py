@@ -238,6 +238,21 @@ def best_baseline(artifact):
     return max(ladder_rungs(artifact), key=lambda b: (b.test_score, b.name), default=None)
 
 
+def refit_trail(artifact, refit) -> float | None:
+    """How far a counterfactual refit (an intervention that removed a suspected cause:
+    noise columns dropped, extreme values imputed) still trails the best rung of the
+    baseline ladder on test (negative when it beats it); None when the refit has no
+    score, or without a ladder.
+
+    A refit explains a model's shortfall against the ladder only as far as it closes
+    it: the rules that fold underfitting or overfitting into such a cause read this
+    trail against what the refit won back."""
+    best = best_baseline(artifact)
+    if refit is None or refit.score_after is None or best is None or best.test_score is None:
+        return None
+    return best.test_score - refit.score_after
+
+
 def supported_score(b, noise: float, n_test: int) -> float:
     """A rung's test score, credited only as far as its cross-validated score on the
     training rows supports it: at most ``CHANCE_NOISE_UNITS`` noise units of the test

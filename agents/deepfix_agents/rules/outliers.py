@@ -7,7 +7,13 @@ import re
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, first_fact, interp, pct
-from deepfix_agents.rules._ladder import LADDER_SIGNAL, at_chance, baseline, cross_validated_ladder
+from deepfix_agents.rules._ladder import (
+    LADDER_SIGNAL,
+    at_chance,
+    baseline,
+    cross_validated_ladder,
+    refit_trail,
+)
 from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 from deepfix_agents.rules.prediction_drift import large_feature_shifts
@@ -240,6 +246,25 @@ def measured_harm(artifact):
         harmful = True
         gain_share = max(gain_share, UNSIZED_SHARE)
     return clip, rows, harmful, gain_share, sized
+
+
+def imputing_leaves_shortfall(artifact) -> bool:
+    """Whether the model, refitted with the extreme values imputed (``impute_outliers``),
+    gains score but still trails the best rung of the baseline ladder on test by more
+    than it gained (:func:`_ladder.refit_trail`).
+
+    Extreme values explain a model's shortfall against the ladder only as far as
+    removing them closes it (the reading ``unused_features`` applies to noise columns).
+    A model too simple for the data (a k-NN averaging 150 neighbours) gains a little
+    when the values that squash its scaled distances are imputed, and that gain, against
+    a skill near zero, is a large share of its skill; but it stays far behind a tree
+    fitted on the same extreme values: the shortfall is the model's own, and
+    underfitting keeps its own finding instead of being folded in as a symptom."""
+    clip = artifact.intervention("impute_outliers")
+    if clip is None or clip.change is None or clip.change <= 0:
+        return False
+    trail = refit_trail(artifact, clip)
+    return trail is not None and trail > clip.change
 
 
 def extreme_columns(artifact) -> set[str]:
@@ -701,13 +726,18 @@ class Outliers(Rule):
         columns*; a large shift of a column without outliers is an independent bug.
         Likewise they explain a weak segment only when the segment holds them: one tail
         of a column that has outliers (see :func:`segment_in_tail`); a weak segment in
-        the bulk of the values, or on other columns, is another bug."""
+        the bulk of the values, or on other columns, is another bug. And they explain
+        underfitting only as far as imputing them closes the model's shortfall against the
+        ladder (:func:`imputing_leaves_shortfall`)."""
         extreme = extreme_columns(artifact)
         dropped = set()
         if any(name not in extreme for name in large_feature_shifts(artifact)):
             dropped.add("feature_drift")
         if segment_in_tail(artifact, extreme) is False:
             dropped.add("weak_segment")
+        if imputing_leaves_shortfall(artifact):
+            # the model stays weak with the values imputed: its shortfall is its own
+            dropped.add("underfitting")
         return tuple(c for c in self.explains if c not in dropped)
 
     def measured_harmless(self, signals):

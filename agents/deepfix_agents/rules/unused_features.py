@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._ladder import baseline, best_baseline
+from deepfix_agents.rules._ladder import baseline, best_baseline, refit_trail
 from deepfix_agents.rules.overfitting import LAG_NOISE_UNITS, lag_noise
 
 #: share of features below 0.2 x mean importance -> score (low by design)
@@ -114,21 +114,6 @@ def noise_recovery(artifact):
     return None
 
 
-def refit_trails_ladder(artifact, found) -> float | None:
-    """How far the refit without the noise columns (``found``, :func:`noise_recovery`'s
-    reading) still trails the best rung of the baseline ladder on test (negative when it
-    beats it); None when the refit was not run or has no score, or without a ladder.
-    The one reading behind both questions of how much of a shortfall or gap the noise
-    columns explain (:func:`noise_leaves_shortfall`, :func:`noise_leaves_lag`)."""
-    best = best_baseline(artifact)
-    if found is None or best is None or best.test_score is None:
-        return None
-    measured, _ = found
-    if measured.score_after is None:
-        return None
-    return best.test_score - measured.score_after
-
-
 def noise_leaves_shortfall(artifact, found) -> bool:
     """Whether the model, refitted without the noise columns, still trails the best rung
     of the baseline ladder on test by more than the refit won back. ``found``: the
@@ -143,7 +128,7 @@ def noise_leaves_shortfall(artifact, found) -> bool:
     refit without 10 noise columns goes 0.19 -> 0.26, the linear rung reaches 0.49).
     False when the refit was not run, won nothing back or has no score, or without a
     ladder."""
-    trail = refit_trails_ladder(artifact, found)
+    trail = refit_trail(artifact, found[0]) if found is not None else None
     return trail is not None and trail > found[1]
 
 
@@ -159,7 +144,7 @@ def noise_leaves_lag(artifact, found) -> bool:
     them wins score back, but it still overfits without them: the overfitting is then a
     second cause with its own finding, not a symptom of the noise. False when the refit
     was not run or has no score, or without a ladder."""
-    trail = refit_trails_ladder(artifact, found)
+    trail = refit_trail(artifact, found[0]) if found is not None else None
     return trail is not None and trail > LAG_NOISE_UNITS * lag_noise(artifact)
 
 
