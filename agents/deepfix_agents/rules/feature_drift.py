@@ -202,7 +202,9 @@ def chronological(artifact) -> bool:
 
 def period_drift_without_harm(artifact) -> str | None:
     """Why a drift between the two periods of a chronological split is no measured harm
-    to this model, or None when it may be.
+    to this model, or None when it may be. The reason is a clause without a verdict:
+    each rule that quotes it states its own (the drift rules cap at low, unseen
+    categories call the new values an extrapolation).
 
     On a time series the test period naturally differs from the training period; that
     is the honest split, not a bug, unless the difference costs the model. The baseline
@@ -273,13 +275,13 @@ def period_drift_without_harm(artifact) -> str | None:
             f"baseline ladder scores {best.test_score:.3f} on it vs {cv:.3f} in "
             f"cross-validation on {rows}, and {own}: the later period is no "
             "harder to predict, the model's shortfall is its own, so the drift costs it "
-            "nothing measurable: low"
+            "nothing measurable"
         )
     return (
         f"the test period follows the training period (chronological split); the baseline "
         f"ladder scores {best.test_score:.3f} on it vs {cv:.3f} in cross-validation on "
         f"{rows} and the model {test_score:.3f} (noise {noise:.3f}): the later period "
-        "is no harder to predict, so the drift costs this model nothing measurable: low"
+        "is no harder to predict, so the drift costs this model nothing measurable"
     )
 
 
@@ -377,7 +379,7 @@ class PeriodDriftHarm:
     def detect_baseline(self, artifact):
         reason = period_drift_without_harm(artifact)
         if reason is not None:
-            yield self.signal("baseline", score=0.0, confidence=0.0, detail=reason)
+            yield self.signal("baseline", score=0.0, confidence=0.0, detail=f"{reason}: low")
 
     def severity(self, signals, artifact):
         score = self.score(signals)

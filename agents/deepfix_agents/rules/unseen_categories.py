@@ -273,7 +273,7 @@ class UnseenCategories(Rule):
                         f"; {where} the training range (the split runs "
                         "along this ordered number, e.g. later years) and "
                         + (
-                            f"{period.removesuffix(': low')}: extrapolation of an ordered "
+                            f"{period}: extrapolation of an ordered "
                             "value, not unknown categories: low"
                             if period is not None
                             else "its rows score no worse than the column's other test rows "
