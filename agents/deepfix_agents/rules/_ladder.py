@@ -253,6 +253,18 @@ def refit_trail(artifact, refit) -> float | None:
     return best.test_score - refit.score_after
 
 
+def refit_leaves_shortfall(artifact, refit) -> bool:
+    """Whether a refit that gained score (``refit.change`` > 0) still trails the best
+    rung of the ladder by more than it gained (:func:`refit_trail`): the suspected cause
+    it removed explains only part of the model's shortfall, and the rest is the model's
+    own (underfitting keeps its finding). False when it gained nothing, has no score, or
+    without a ladder."""
+    if refit is None or refit.change is None or refit.change <= 0:
+        return False
+    trail = refit_trail(artifact, refit)
+    return trail is not None and trail > refit.change
+
+
 def supported_score(b, noise: float, n_test: int) -> float:
     """A rung's test score, credited only as far as its cross-validated score on the
     training rows supports it: at most ``CHANCE_NOISE_UNITS`` noise units of the test

@@ -12,7 +12,7 @@ from deepfix_agents.rules._ladder import (
     at_chance,
     baseline,
     cross_validated_ladder,
-    refit_trail,
+    refit_leaves_shortfall,
 )
 from deepfix_agents.rules._noise import NOISE_UNITS, beyond_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
@@ -251,7 +251,7 @@ def measured_harm(artifact):
 def imputing_leaves_shortfall(artifact) -> bool:
     """Whether the model, refitted with the extreme values imputed (``impute_outliers``),
     gains score but still trails the best rung of the baseline ladder on test by more
-    than it gained (:func:`_ladder.refit_trail`).
+    than it gained (:func:`_ladder.refit_leaves_shortfall`).
 
     Extreme values explain a model's shortfall against the ladder only as far as
     removing them closes it (the reading ``unused_features`` applies to noise columns).
@@ -260,11 +260,7 @@ def imputing_leaves_shortfall(artifact) -> bool:
     a skill near zero, is a large share of its skill; but it stays far behind a tree
     fitted on the same extreme values: the shortfall is the model's own, and
     underfitting keeps its own finding instead of being folded in as a symptom."""
-    clip = artifact.intervention("impute_outliers")
-    if clip is None or clip.change is None or clip.change <= 0:
-        return False
-    trail = refit_trail(artifact, clip)
-    return trail is not None and trail > clip.change
+    return refit_leaves_shortfall(artifact, artifact.intervention("impute_outliers"))
 
 
 def extreme_columns(artifact) -> set[str]:

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
-from deepfix_agents.rules._ladder import baseline, best_baseline, refit_trail
+from deepfix_agents.rules._ladder import (
+    baseline,
+    best_baseline,
+    refit_leaves_shortfall,
+    refit_trail,
+)
 from deepfix_agents.rules.overfitting import LAG_NOISE_UNITS, lag_noise
 
 #: share of features below 0.2 x mean importance -> score (low by design)
@@ -128,8 +133,7 @@ def noise_leaves_shortfall(artifact, found) -> bool:
     refit without 10 noise columns goes 0.19 -> 0.26, the linear rung reaches 0.49).
     False when the refit was not run, won nothing back or has no score, or without a
     ladder."""
-    trail = refit_trail(artifact, found[0]) if found is not None else None
-    return trail is not None and trail > found[1]
+    return found is not None and refit_leaves_shortfall(artifact, found[0])
 
 
 def noise_leaves_lag(artifact, found) -> bool:
