@@ -26,6 +26,15 @@ small half-categorical sets). DEV numbers since then are over 10 datasets.
 raised during stage 2: otherwise such a rule is recorded and skipped (the others go on),
 and its error shows only as a warning on stderr.
 
+``dump`` writes every case's measures (top-1, top-3, reciprocal rank, two-bug recall@3,
+clean alarm) by half; ``compare BEFORE AFTER`` pairs two dumps case by case and prints,
+per half and measure, how many cases the change fixed and broke (case ids for DEV only,
+with ``--list``). It exits 1 when a measure nets below zero on a sealed half: the gate a
+rule change passes before it lands.
+
+    python benchmarks/corpus_split.py dump --cache DIR --out before.json [--calibrated]
+    python benchmarks/corpus_split.py compare before.json after.json --list
+
 ``stage1`` re-runs the testing step (1 worker, or 2 with ``--workers 2``) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
 """
@@ -332,6 +341,84 @@ def stage1_cmd(args) -> int:
     return 0
 
 
+def case_measures(outcome) -> dict[str, float]:
+    """Per case, the measures :func:`scoring.score` averages: ``top1``, ``top3`` and
+    ``rr`` (reciprocal rank) of a single-bug case, ``r3`` of a two-bug case, ``alarm``
+    (a finding at medium or above) of a clean control. Empty for a case ``score`` leaves
+    out (invalid, or an error that is not a miss)."""
+    from mlflow_deepfix.bench.corpus.scoring import (
+        MEDIUM_OR_WORSE,
+        counts_as_miss,
+        rank_of,
+        ranked_categories,
+    )
+
+    if (outcome.error and not counts_as_miss(outcome.error)) or not outcome.valid:
+        return {}
+    cats = ranked_categories(outcome.findings)
+    if outcome.kind == "single":
+        r = rank_of(cats, outcome.names(outcome.expected[0]))
+        return {"top1": float(r == 1), "top3": float(r is not None and r <= 3),
+                "rr": 1.0 / r if r else 0.0}
+    if outcome.kind == "two_bug":
+        return {"r3": float(all(e in cats[:3] for e in outcome.expected))}
+    return {"alarm": float(any(f["severity"] in MEDIUM_OR_WORSE for f in outcome.findings))}
+
+
+def dump_cmd(args) -> int:
+    """Per-case measures of every case (``--calibrated``: each case by the calibration of
+    the fold that never saw its dataset), grouped by half, for :func:`compare_cmd`."""
+    split = load_split()
+    outcomes = _outcomes(Path(args.cache))
+    if args.calibrated:
+        from mlflow_deepfix.bench.corpus.calibration import held_out_calibrated
+
+        outcomes = held_out_calibrated(outcomes)
+    out: dict[str, dict[str, dict[str, float]]] = {h: {} for h in halves(split)}
+    for o in outcomes:
+        half = next((h for h in halves(split) if o.dataset in split[h]), None)
+        if half is not None:
+            out[half][o.case_id] = case_measures(o)
+    Path(args.out).write_text(json.dumps(out, sort_keys=True))
+    print(f"{args.out}: " + ", ".join(f"{h} {len(v)}" for h, v in out.items()))
+    return 0
+
+
+#: per measure, whether a higher value is better
+_BETTER_HIGH = {"top1": True, "top3": True, "rr": True, "r3": True, "alarm": False}
+
+
+def compare_cmd(args) -> int:
+    """Paired, case by case: per half and measure, how many cases ``after`` fixed (+)
+    and broke (-) against ``before``. Case ids are printed for DEV only (``--list``):
+    the sealed halves report counts, never cases."""
+    before = json.loads(Path(args.before).read_text())
+    after = json.loads(Path(args.after).read_text())
+    status = 0
+    for half in after:
+        for measure, high in _BETTER_HIGH.items():
+            fixed, broken = [], []
+            for case_id, m in after[half].items():
+                old = before.get(half, {}).get(case_id, {})
+                if measure not in m or measure not in old or m[measure] == old[measure]:
+                    continue
+                better = (m[measure] > old[measure]) == high
+                (fixed if better else broken).append(case_id)
+            if not fixed and not broken:
+                continue
+            net = len(fixed) - len(broken)
+            if net < 0 and half != "dev":
+                status = 1
+            print(f"{half.upper():9s} {measure:6s} +{len(fixed)}/-{len(broken)}")
+            if args.list and half == "dev":
+                for case_id in fixed:
+                    print(f"    + {case_id}")
+                for case_id in broken:
+                    print(f"    - {case_id}")
+    print("sealed halves: " + ("a measure nets below zero" if status else "no measure nets below zero"))
+    return int(status)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="cmd", required=True)
@@ -372,13 +459,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="test processes (2 halves the wall time on two cores: the whole "
                         "corpus in about 37 min instead of 75; the order stays balanced, "
                         "so a prefix is still representative)")
+    p = sub.add_parser("dump", help="per-case measures, for compare")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--calibrated", action="store_true")
+    p = sub.add_parser("compare", help="paired per-case comparison of two dumps")
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--list", action="store_true", help="list DEV cases fixed and broken")
     sub.add_parser("split")
     args = parser.parse_args(argv)
     if args.cmd == "split":
         SPLIT_FILE.write_text(json.dumps(make_split(), indent=1) + "\n")
         print(SPLIT_FILE.read_text())
         return 0
-    return {"score": score_cmd, "failures": failures_cmd, "stage1": stage1_cmd}[args.cmd](args)
+    return {"score": score_cmd, "failures": failures_cmd, "stage1": stage1_cmd,
+            "dump": dump_cmd, "compare": compare_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":
