@@ -45,20 +45,14 @@ import math
 import sys
 import warnings
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
+from deepfix_agents.rules.weak_segment import MAX_SCANNED_VALUES
+from deepfix_agents.rules.weak_segment import scan_z as scan_bar  # the rule's own bar
 
-MIN_Z = 3.0
-MAX_VALUES = 20
+#: categories with fewer training rows (or fewer rows outside them) are not tested
 MIN_ROWS = 10
-
-
-def scan_bar(n_contrasts: int) -> float:
-    """The one-sided tail of ``MIN_Z`` shared among ``n_contrasts`` (the rule's ``scan_z``)."""
-    tail = (1.0 - NormalDist().cdf(MIN_Z)) / max(n_contrasts, 1)
-    return NormalDist().inv_cdf(1.0 - tail)
 
 
 def constant_guess_error(y: pd.Series, classification: bool) -> float:
@@ -101,7 +95,7 @@ def best_segment(frame: pd.DataFrame, target: str, classification: bool):
     for col in frame.columns.drop(target):
         values = frame[col].astype(str)
         m = values.nunique()
-        if m < 2 or m > MAX_VALUES:
+        if m < 2 or m > MAX_SCANNED_VALUES:
             continue
         contrasts += max(m - 1, 1)
         groups = {v: (values == v).to_numpy() for v in values.unique()}
@@ -142,9 +136,11 @@ def main(argv: list[str] | None = None) -> int:
     dev = set(corpus_split.load_split()["dev"])
     ids = [p.stem for p in sorted(cache.glob("*.json")) if p.stem.split(".")[1] in dev]
     planted = [i for i in ids if i.startswith("weak_segment.")]
-    seen: set[str] = set()
-    clean = [i for i in ids if i.startswith("clean.")
-             and not (i.split(".")[1] in seen or seen.add(i.split(".")[1]))]
+    clean_per_dataset: dict[str, str] = {}
+    for case_id in ids:
+        if case_id.startswith("clean."):
+            clean_per_dataset.setdefault(case_id.split(".")[1], case_id)
+    clean = list(clean_per_dataset.values())
     groups = [("weak_segment", planted), ("clean", clean)]
     if args.others:
         wanted = tuple(f"{c}." for c in args.others.split(","))
