@@ -341,30 +341,6 @@ def stage1_cmd(args) -> int:
     return 0
 
 
-def case_measures(outcome) -> dict[str, float]:
-    """Per case, the measures :func:`scoring.score` averages: ``top1``, ``top3`` and
-    ``rr`` (reciprocal rank) of a single-bug case, ``r3`` of a two-bug case, ``alarm``
-    (a finding at medium or above) of a clean control. Empty for a case ``score`` leaves
-    out (invalid, or an error that is not a miss)."""
-    from mlflow_deepfix.bench.corpus.scoring import (
-        MEDIUM_OR_WORSE,
-        counts_as_miss,
-        rank_of,
-        ranked_categories,
-    )
-
-    if (outcome.error and not counts_as_miss(outcome.error)) or not outcome.valid:
-        return {}
-    cats = ranked_categories(outcome.findings)
-    if outcome.kind == "single":
-        r = rank_of(cats, outcome.names(outcome.expected[0]))
-        return {"top1": float(r == 1), "top3": float(r is not None and r <= 3),
-                "rr": 1.0 / r if r else 0.0}
-    if outcome.kind == "two_bug":
-        return {"r3": float(all(e in cats[:3] for e in outcome.expected))}
-    return {"alarm": float(any(f["severity"] in MEDIUM_OR_WORSE for f in outcome.findings))}
-
-
 def dump_cmd(args) -> int:
     """Per-case measures of every case (``--calibrated``: each case by the calibration of
     the fold that never saw its dataset), grouped by half, for :func:`compare_cmd`."""
@@ -374,11 +350,13 @@ def dump_cmd(args) -> int:
         from mlflow_deepfix.bench.corpus.calibration import held_out_calibrated
 
         outcomes = held_out_calibrated(outcomes)
+    from mlflow_deepfix.bench.corpus.scoring import case_measures
+
     out: dict[str, dict[str, dict[str, float]]] = {h: {} for h in halves(split)}
     for o in outcomes:
         half = next((h for h in halves(split) if o.dataset in split[h]), None)
         if half is not None:
-            out[half][o.case_id] = case_measures(o)
+            out[half][o.case_id] = case_measures(o) or {}
     Path(args.out).write_text(json.dumps(out, sort_keys=True))
     print(f"{args.out}: " + ", ".join(f"{h} {len(v)}" for h, v in out.items()))
     return 0

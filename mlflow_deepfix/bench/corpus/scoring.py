@@ -66,14 +66,35 @@ def counts_as_miss(error: str) -> bool:
     return not error.startswith(("build:", "timeout", "worker died", "not in the cache"))
 
 
+def case_measures(o: CaseOutcome) -> dict[str, float] | None:
+    """The measures :func:`score` averages, for one case: ``top1``, ``top3`` and ``rr``
+    (reciprocal rank) of a single-bug case; ``r3`` (both bugs in the top 3) and
+    ``any_top1`` of a two-bug case; ``alarm`` (a finding at medium or above) of a clean
+    control. None for a case left out: an error that is no miss, or an invalid case. A
+    paired comparison of two diagnoses reads the same per-case values
+    (``benchmarks/corpus_split.py compare``)."""
+    if (o.error and not counts_as_miss(o.error)) or not o.valid:
+        return None
+    cats = ranked_categories(o.findings)
+    if o.kind == "single":
+        r = rank_of(cats, o.names(o.expected[0]))
+        return {"top1": float(r == 1), "top3": float(r is not None and r <= 3),
+                "rr": 1.0 / r if r else 0.0}
+    if o.kind == "two_bug":
+        return {"r3": float(all(e in cats[:3] for e in o.expected)),
+                "any_top1": float(bool(cats) and cats[0] in o.expected)}
+    return {"alarm": float(any(f["severity"] in MEDIUM_OR_WORSE for f in o.findings))}
+
+
+def _mean(rows: list[dict[str, float]], key: str) -> float:
+    return sum(r[key] for r in rows) / len(rows) if rows else 0.0
+
+
 def score(outcomes: list[CaseOutcome]) -> Scores:
     """Scores of ``outcomes`` (errored cases count as misses; invalid ones are left
     out and counted)."""
     s = Scores()
-    ranks: list[int | None] = []
-    recall3: list[bool] = []
-    any_top1: list[bool] = []
-    alarms: list[bool] = []
+    measured: dict[str, list[dict[str, float]]] = defaultdict(list)
     for o in outcomes:
         if o.error:
             s.n_errors += 1
@@ -82,27 +103,13 @@ def score(outcomes: list[CaseOutcome]) -> Scores:
         if not o.valid:
             s.n_invalid += 1
             continue
-        cats = ranked_categories(o.findings)
-        if o.kind == "single":
-            ranks.append(rank_of(cats, o.names(o.expected[0])))
-        elif o.kind == "two_bug":
-            top3 = cats[:3]
-            recall3.append(all(e in top3 for e in o.expected))
-            any_top1.append(bool(cats) and cats[0] in o.expected)
-        else:
-            alarms.append(any(f["severity"] in MEDIUM_OR_WORSE for f in o.findings))
-    s.n_buggy = len(ranks)
-    if ranks:
-        s.top1 = sum(r == 1 for r in ranks) / len(ranks)
-        s.top3 = sum(r is not None and r <= 3 for r in ranks) / len(ranks)
-        s.mrr = sum(1.0 / r for r in ranks if r) / len(ranks)
-    s.n_two_bug = len(recall3)
-    if recall3:
-        s.two_bug_recall3 = sum(recall3) / len(recall3)
-        s.two_bug_any_top1 = sum(any_top1) / len(any_top1)
-    s.n_clean = len(alarms)
-    if alarms:
-        s.clean_medium_plus = sum(alarms) / len(alarms)
+        kind = o.kind if o.kind in ("single", "two_bug") else "clean"
+        measured[kind].append(case_measures(o))
+    single, two_bug, clean = measured["single"], measured["two_bug"], measured["clean"]
+    s.n_buggy, s.n_two_bug, s.n_clean = len(single), len(two_bug), len(clean)
+    s.top1, s.top3, s.mrr = _mean(single, "top1"), _mean(single, "top3"), _mean(single, "rr")
+    s.two_bug_recall3, s.two_bug_any_top1 = _mean(two_bug, "r3"), _mean(two_bug, "any_top1")
+    s.clean_medium_plus = _mean(clean, "alarm")
     return s
 
 
