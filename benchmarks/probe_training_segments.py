@@ -33,7 +33,12 @@ clean datasets alarm (natural structural groups: married, 401(k) eligibility, pr
 unemployment). With ``--others group_disparity,overconfident_slice,label_drift,
 missing_values,outliers,unused_features,class_imbalance,conflicting_labels``: 8 of those
 451 cases above the bar (4 overconfident slices, whose injector also plants wrong labels
-on one slice). Measured in the testing step, this would need the corpus re-cached.
+on one slice).
+
+Stop 47 built the measurement into the testing step with the ladder's own rungs
+(``BaselineResult.train_segments``; the weak-segment rule reads the linear rung's, see
+``deepfix_agents.rules._training_segments``). This probe stays as the yardstick for a
+stronger rung: HistGradientBoosting finds more planted segments than the ladder's rungs.
 """
 
 from __future__ import annotations

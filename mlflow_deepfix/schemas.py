@@ -348,6 +348,15 @@ class BaselineResult(_Model):
     metric: str
     cv_score: float | None = None
     test_score: float | None = None
+    #: the rung's out-of-fold errors per category of each categorical feature on the
+    #: training sample (the rows its ``cv_score`` was measured on), in the units of
+    #: ``performance.segments``. A category whose labels are unreliable fails every
+    #: model, on the training rows as on test, and the training split holds two to three
+    #: times as many of its rows: the weak-segment rule reads both. Aggregates only, no
+    #: rows; empty for the dummy rung and on old artifacts
+    train_segments: list[SegmentScore] = Field(default_factory=list)
+    #: training rows scored out of fold for ``train_segments`` (None when not measured)
+    train_rows: int | None = None
 
 
 class Intervention(_Model):

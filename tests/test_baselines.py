@@ -137,3 +137,33 @@ def test_bad_arguments_are_refused():
             seed=0,
             cv=1,
         )
+
+
+def test_training_rows_scan_finds_a_site_with_shuffled_labels(cancer):
+    """Out-of-fold errors per category on the training sample: a site whose labels are
+    shuffled is the worst category for both fitted rungs, the others stay near the
+    overall error, and the dummy rung records no scan."""
+    train, test, features = cancer
+    rng = np.random.default_rng(0)
+    site = rng.choice(["a", "b", "c", "d"], len(train))
+    y = train["target"].to_numpy(copy=True)
+    noisy = np.flatnonzero(site == "d")
+    y[noisy] = rng.permutation(y)[: noisy.size]
+    train = train.assign(site=site, target=y)
+    test = test.assign(site=rng.choice(["a", "b", "c", "d"], len(test)))
+    rungs = _ladder(train, test, features + ["site"], cat_features=["site"])
+    assert rungs["dummy"].train_segments == [] and rungs["dummy"].train_rows is None
+    for name in ("linear", "tree"):
+        rung = rungs[name]
+        assert rung.train_rows == len(train)
+        worst = max(rung.train_segments, key=lambda s: s.error)
+        assert (worst.feature, worst.value) == ("site", "d")
+        assert worst.error > 0.25 and worst.error > 3 * worst.sibling_error
+        assert worst.n_rows == int((site == "d").sum())
+        assert all(s.error < 0.15 for s in rung.train_segments if s.value != "d")
+
+
+def test_training_rows_scan_is_empty_without_categorical_features(cancer):
+    train, test, features = cancer
+    rungs = _ladder(train, test, features)
+    assert all(r.train_segments == [] and r.train_rows is None for r in rungs.values())

@@ -22,7 +22,7 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from mlflow_deepfix.schemas import BaselineResult
-from mlflow_deepfix.testing.performance import main_metric, score_main_metric
+from mlflow_deepfix.testing.performance import main_metric, score_main_metric, segment_errors
 from mlflow_deepfix.testing.stats import is_classification, label_keys
 
 logger = logging.getLogger(__name__)
@@ -165,7 +165,10 @@ def _rungs(
 
 def _cv_score(
     estimator: Any, X: pd.DataFrame, y: np.ndarray, *, task: str, cv: int, seed: int
-) -> float | None:
+) -> tuple[float | None, np.ndarray | None]:
+    """(mean score over the folds, every row's out-of-fold prediction), or (None, None)
+    when the folds cannot be made; the predictions are None when a fold failed to
+    predict."""
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -175,19 +178,22 @@ def _cv_score(
         folds = min(cv, smallest)
         if folds < 2:
             logger.info("cross-validation skipped: the rarest class has %d row(s)", smallest)
-            return None
+            return None, None
         splitter: Any = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
     else:
         folds = min(cv, len(y))
         if folds < 2:
-            return None
+            return None, None
         splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
     scores = []
+    out_of_fold = np.empty(len(y), dtype=object if classification else float)
     for train_idx, valid_idx in splitter.split(X, y):
         model = clone(estimator).fit(X.iloc[train_idx], y[train_idx])
-        scores.append(score_main_metric(task, y[valid_idx], model.predict(X.iloc[valid_idx])))
+        predicted = np.asarray(model.predict(X.iloc[valid_idx]))
+        out_of_fold[valid_idx] = predicted.astype(str) if classification else predicted
+        scores.append(score_main_metric(task, y[valid_idx], predicted))
     finite = [s for s in scores if np.isfinite(s)]
-    return float(np.mean(finite)) if finite else None
+    return (float(np.mean(finite)) if finite else None), out_of_fold
 
 
 def baseline_ladder(
@@ -204,7 +210,10 @@ def baseline_ladder(
 ) -> list[BaselineResult]:
     """Three rungs (``dummy``, ``linear``, ``tree``), each with a cross-validated score
     on the training sample and a score on the test split (None when the test split
-    lacks a feature or its labels), in the main metric of ``task``.
+    lacks a feature or its labels), in the main metric of ``task``. The linear and tree
+    rungs also record their out-of-fold errors per category of each of
+    ``cat_features`` on the training sample (``train_segments``): the folds predict
+    every sampled row once, so the scan costs no extra fit.
 
     Never raises on bad data: a rung that cannot be fitted is left out, and an empty
     list means no baseline could be computed (no usable rows, one class only, ...).
@@ -234,15 +243,16 @@ def baseline_ladder(
         return []
     if prepared is None:
         return []
-    X, y, X_test, y_test, numeric, categorical = prepared
+    X, y, X_test, y_test, numeric, categorical, sampled = prepared
+    segment_features = [c for c in cat_features or [] if c in sampled.columns]
 
     results = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence and small-class warnings: expected here
         for name, estimator in _rungs(is_classification(task), seed, numeric, categorical):
-            cv_score = test_score = None
+            cv_score = test_score = out_of_fold = None
             try:
-                cv_score = _cv_score(estimator, X, y, task=task, cv=cv, seed=seed)
+                cv_score, out_of_fold = _cv_score(estimator, X, y, task=task, cv=cv, seed=seed)
             except Exception as exc:  # noqa: BLE001
                 logger.warning(
                     "baseline %r: cross-validation failed: %s: %s", name, type(exc).__name__, exc
@@ -258,8 +268,23 @@ def baseline_ladder(
                     )
             if cv_score is None and test_score is None:
                 continue
+            scanned = name != "dummy" and out_of_fold is not None and bool(segment_features)
+            segments = (
+                segment_errors(
+                    sampled, task=task, y_true=y, y_pred=out_of_fold, features=segment_features
+                )
+                if scanned
+                else []
+            )
             results.append(
-                BaselineResult(name=name, metric=metric, cv_score=cv_score, test_score=test_score)
+                BaselineResult(
+                    name=name,
+                    metric=metric,
+                    cv_score=cv_score,
+                    test_score=test_score,
+                    train_segments=segments,
+                    train_rows=len(y) if scanned else None,
+                )
             )
     return results
 
@@ -275,10 +300,20 @@ def _prepare(
     seed: int,
     max_rows: int,
 ) -> (
-    tuple[pd.DataFrame, np.ndarray, pd.DataFrame | None, np.ndarray | None, list[str], list[str]]
+    tuple[
+        pd.DataFrame,
+        np.ndarray,
+        pd.DataFrame | None,
+        np.ndarray | None,
+        list[str],
+        list[str],
+        pd.DataFrame,
+    ]
     | None
 ):
-    """Sampled design matrices and labels, or None (logged) when nothing can be fitted."""
+    """Sampled design matrices and labels, plus the sampled training rows' features as
+    given (what the per-category scan groups by, named as on test), or None (logged)
+    when nothing can be fitted."""
     classification = is_classification(task)
     if label not in train.columns:
         logger.warning("baseline ladder skipped: the training data has no label column %r", label)
@@ -318,4 +353,4 @@ def _prepare(
             test_rows, y_test = labels(_sample(test, 4 * max_rows, seed))
             if len(y_test):
                 X_test = _design(test_rows, numeric, categorical)
-    return X, y, X_test, y_test, numeric, categorical
+    return X, y, X_test, y_test, numeric, categorical, train_rows[features]

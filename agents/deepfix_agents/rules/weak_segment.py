@@ -13,6 +13,11 @@ Otherwise the slice explains the segment (``overconfident_slice``). Likewise a
 memorising model's lag behind the baseline ladder that one category's excess errors
 account for (:func:`segment_beyond_lag`) is that segment's unreliable labels memorised:
 the segment explains the overfitting finding, not the reverse.
+
+A category short of the scan's bar on a small test split is corroborated by its training
+rows (:mod:`deepfix_agents.rules._training_segments`): the baseline ladder's linear rung predicts
+them out of fold, and unreliable labels fail it there too, on two to three times as
+many rows. The training rows only add to a category the model serves worse on test.
 """
 
 from __future__ import annotations
@@ -24,6 +29,16 @@ from statistics import NormalDist
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules._memorisation import memorises
+from deepfix_agents.rules._segment_tests import log_comb as _log_comb
+from deepfix_agents.rules._segment_tests import rest_error
+from deepfix_agents.rules._segment_tests import z_binomial as _z_binomial
+from deepfix_agents.rules._segment_tests import z_upper_tail as _z_upper_tail
+from deepfix_agents.rules._training_segments import (
+    combined_z,
+    training_evidence,
+    training_segments,
+    training_z,
+)
 from deepfix_agents.rules.feature_drift import effective_rows
 from deepfix_agents.scoring import severity_for
 
@@ -197,10 +212,6 @@ def comparable_error(seg, segments) -> float | None:
     return seg.baseline_error * skill * max(1.0 - COMPARABLE_MARGIN * relative_noise, 0.0)
 
 
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
 def _z_error_exact(seg, n_test: int) -> float:
     """The z of the exact one-sided test (Fisher's, the hypergeometric upper tail) that
     the segment holds at least its count of the test split's errors, were the errors
@@ -227,31 +238,6 @@ def _z_exact_counts(hits: int, n_seg: int, errors: int, n_test: int) -> float:
         _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
         for k in range(hits, min(errors, n_seg) + 1)
     )
-
-
-def _z_upper_tail(log_terms) -> float:
-    """The z of an exact one-sided test from its upper tail's probabilities, given as
-    logs from the observed count upwards (log space: exact counts of a large test split
-    overflow floats). Above the mean the terms only fall, so the first is the largest
-    and the sum stops once they no longer add anything; p converted to the normal
-    scale (0 when p is not below one half)."""
-    first, tail = None, 0.0
-    for log_term in log_terms:
-        if first is None:
-            first = log_term
-        tail += math.exp(log_term - first)
-        if log_term - first < -40:
-            break
-    if first is None:
-        return 0.0
-    p = max(math.exp(first) * tail, 1e-300)
-    return -NormalDist().inv_cdf(p) if p < 0.5 else 0.0
-
-
-def rest_error(seg, n_test: int) -> float:
-    """The mean error of the test rows outside ``seg``, derived from the overall error
-    and the segment's (the artifact records only those two)."""
-    return (seg.overall_error * n_test - seg.error * seg.n_rows) / max(n_test - seg.n_rows, 1)
 
 
 def _z_abs_error(seg, n_test: int, spread: float, expected: float | None = None) -> float:
@@ -329,6 +315,7 @@ def tested_segments(artifact) -> tuple[float, list]:
     n_test = artifact.dataset.test.n_rows
     min_z = scan_z(scanned_categories(artifact))
     regression = artifact.task == "regression"
+    training, n_train = training_segments(artifact)
     spread = abs_error_spread(artifact) if regression else None
     tested = []
     for seg in artifact.performance.segments:
@@ -342,6 +329,13 @@ def tested_segments(artifact) -> tuple[float, list]:
             z = _z_binomial(round(seg.error * seg.n_rows), seg.n_rows, seg.baseline_error)
         else:
             expected, z = None, _z_error_exact(seg, n_test)
+        train_seg = training.get((seg.feature, seg.value))
+        if train_seg is not None:
+            z_train = training_z(train_seg, n_train, regression=regression)
+            if z_train >= min_z:
+                # the training rows fail the category beyond the bar on their own: the
+                # test split's shortfall there is the same fault seen on fewer rows
+                z = max(z, combined_z(z, z_train))
         tested.append((seg, z, expected))
     return min_z, tested
 
@@ -359,23 +353,6 @@ def only_errable(seg, segments) -> bool:
     if seg.sibling_n_rows is not None or seg.baseline_error is None or seg.share >= 1.0:
         return False
     return any(s.sibling_n_rows is not None for s in segments)
-
-
-def _z_binomial(hits: int, n_rows: int, rate: float) -> float:
-    """The z of the exact one-sided binomial test that ``hits`` errors in ``n_rows``
-    rows exceed an error rate of ``rate`` (the segment's own constant-guess error: the
-    one reference left when its feature's other categories are pure,
-    :func:`only_errable`): :func:`_z_upper_tail` of the binomial's tail, whose terms
-    fall from ``hits`` on since ``hits`` lies above the mean."""
-    if n_rows <= 0 or hits <= rate * n_rows:
-        return 0.0
-    if rate <= 0:
-        return 8.0  # errors where a constant guess makes none: beyond any bar
-    log_p, log_q = math.log(rate), math.log1p(-rate) if rate < 1 else -math.inf
-    return _z_upper_tail(
-        _log_comb(n_rows, k) + k * log_p + (n_rows - k) * log_q
-        for k in range(hits, n_rows + 1)
-    )
 
 
 def segment_beyond_slice(artifact):
@@ -560,7 +537,13 @@ class WeakSegment(Rule):
         "category of every categorical feature with the rest (m - 1 contrasts for a feature "
         "of m values), so its bar of 3 standard errors is raised to the Bonferroni bar of "
         "that many contrasts (the one-sided tail of z = 3 shared among them: 3 contrasts -> "
-        "3.3, 6 -> 3.5). Confidence: the "
+        "3.3, 6 -> 3.5). A category the model serves worse on test is also tested on the "
+        "training rows, when the baseline ladder's linear rung predicted them out of fold: its "
+        "error there against the larger of the other rows' and comparable rows' (exact "
+        "binomial test; Welch for regression); when that alone clears the scan's bar, "
+        "the two independent z combine "
+        "(Stouffer, (z_test + z_train) / sqrt(2)) before the same bar; the severity stays "
+        "the test drop's. Confidence: the "
         "best signal per source, combined; a source whose own segment scores below low (a "
         "different, milder group) does not add to it."
     )
@@ -665,6 +648,7 @@ class WeakSegment(Rule):
                     continue
                 segment = {"avg": avg, "weak": weak, "metric": "accuracy", "drop": (avg - weak) / avg}
             segment.update(share=seg.share, segment=f"{seg.feature} = {seg.value!r}")
+            segment.update(training_evidence(artifact, seg))
             drop = segment["drop"] * (REGRESSION_DAMPING if artifact.task == "regression" else 1)
             if significant is not None:
                 drop = max(drop, significant)
@@ -686,6 +670,14 @@ class WeakSegment(Rule):
             detail=(
                 f"test rows with {segment['segment']} ({pct(segment['share'])} of test): "
                 f"{segment['metric']} {segment['weak']:.3f} vs {segment['avg']:.3f} overall"
+                + (
+                    f"; on {segment['train_rows']} training rows predicted out of fold by "
+                    f"the linear baseline, error {segment['train_error']:.3f} vs "
+                    f"{segment['train_expected']:.3f} on comparable rows "
+                    f"(z {segment['train_z']:.1f})"
+                    if "train_z" in segment
+                    else ""
+                )
             ),
             value=segment["weak"],
             **segment,
