@@ -167,8 +167,8 @@ def _cv_score(
     estimator: Any, X: pd.DataFrame, y: np.ndarray, *, task: str, cv: int, seed: int
 ) -> tuple[float | None, np.ndarray | None]:
     """(mean score over the folds, every row's out-of-fold prediction), or (None, None)
-    when the folds cannot be made; the predictions are None when a fold failed to
-    predict."""
+    when the folds cannot be made (a class with a single row); a fold that fails to fit
+    or predict raises, and the caller leaves the rung's cross-validation out."""
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 

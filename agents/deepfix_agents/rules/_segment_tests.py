@@ -34,10 +34,11 @@ def z_upper_tail(log_terms) -> float:
 
 def z_binomial(hits: int, n_rows: int, rate: float) -> float:
     """The z of the exact one-sided binomial test that ``hits`` errors in ``n_rows``
-    rows exceed an error rate of ``rate`` (the segment's own constant-guess error: the
-    one reference left when its feature's other categories are pure,
-    :func:`deepfix_agents.rules.weak_segment.only_errable`): :func:`z_upper_tail` of the binomial's tail, whose terms
-    fall from ``hits`` on since ``hits`` lies above the mean."""
+    rows exceed an error rate of ``rate`` (a segment's own constant-guess error when its
+    feature's other categories are pure, :func:`deepfix_agents.rules.weak_segment.
+    only_errable`; what comparable rows get, on the training rows):
+    :func:`z_upper_tail` of the binomial's tail, whose terms fall from ``hits`` on since
+    ``hits`` lies above the mean."""
     if n_rows <= 0 or hits <= rate * n_rows:
         return 0.0
     if rate <= 0:
