@@ -37,8 +37,8 @@ on one slice).
 
 Stop 47 built the measurement into the testing step with the ladder's own rungs
 (``BaselineResult.train_segments``; the weak-segment rule reads the linear rung's, see
-``deepfix_agents.rules._training_segments``). This probe stays as the yardstick for a
-stronger rung: HistGradientBoosting finds more planted segments than the ladder's rungs.
+``deepfix_agents.rules._training_segments``). This probe stays as a yardstick for other
+rungs: on the same 48 cases the ladder's linear rung clears the bar in 36 (the tree 30).
 """
 
 from __future__ import annotations
