@@ -64,15 +64,19 @@ def comparable_rate(seg) -> float | None:
     return None
 
 
+def reference_error(seg, n_rows: int) -> float:
+    """What the rung's error on ``seg`` is tested against: the larger of the other rows'
+    error and the comparable rows' (:func:`comparable_rate`)."""
+    return max(rest_error(seg, n_rows), comparable_rate(seg) or 0.0)
+
+
 def training_z(seg, n_rows: int, *, regression: bool) -> float:
-    """How far the rung's out-of-fold error on ``seg``'s training rows lies above the
-    larger of the other rows' error and the comparable rows' (:func:`comparable_rate`),
-    in standard errors. Classification: the exact one-sided binomial test of the
+    """How far the rung's out-of-fold error on ``seg``'s training rows lies above
+    :func:`reference_error`, in standard errors. Classification: the exact one-sided binomial test of the
     segment's error count against that rate. Regression: the Welch z of the mean
     absolute errors from the segment's and the other rows' measured spreads. 0 when
     the segment is not worse."""
-    rest = rest_error(seg, n_rows)
-    expected = max(rest, comparable_rate(seg) or 0.0)
+    expected = reference_error(seg, n_rows)
     if seg.error <= expected:
         return 0.0
     if not regression:
@@ -95,10 +99,9 @@ def training_evidence(artifact, seg) -> dict[str, float]:
     z = training_z(train_seg, n_train, regression=artifact.task == "regression")
     if z <= 0:
         return {}
-    expected = max(rest_error(train_seg, n_train), comparable_rate(train_seg) or 0.0)
     return {
         "train_error": train_seg.error,
-        "train_expected": round(expected, 6),
+        "train_expected": round(reference_error(train_seg, n_train), 6),
         "train_z": round(z, 2),
         "train_rows": train_seg.n_rows,
     }

@@ -29,10 +29,7 @@ from statistics import NormalDist
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
 from deepfix_agents.rules._memorisation import memorises
-from deepfix_agents.rules._segment_tests import log_comb as _log_comb
-from deepfix_agents.rules._segment_tests import rest_error
-from deepfix_agents.rules._segment_tests import z_binomial as _z_binomial
-from deepfix_agents.rules._segment_tests import z_upper_tail as _z_upper_tail
+from deepfix_agents.rules._segment_tests import log_comb, rest_error, z_binomial, z_upper_tail
 from deepfix_agents.rules._training_segments import (
     combined_z,
     training_evidence,
@@ -233,9 +230,9 @@ def _z_exact_counts(hits: int, n_seg: int, errors: int, n_test: int) -> float:
     hits = min(hits, errors, n_seg)
     if errors <= 0 or hits <= errors * n_seg / n_test:
         return 0.0
-    log_total = _log_comb(n_test, n_seg)
-    return _z_upper_tail(
-        _log_comb(errors, k) + _log_comb(n_test - errors, n_seg - k) - log_total
+    log_total = log_comb(n_test, n_seg)
+    return z_upper_tail(
+        log_comb(errors, k) + log_comb(n_test - errors, n_seg - k) - log_total
         for k in range(hits, min(errors, n_seg) + 1)
     )
 
@@ -326,7 +323,7 @@ def tested_segments(artifact) -> tuple[float, list]:
             z = _z_abs_error(seg, n_test, spread, expected) if spread else 0.0
         elif only_errable(seg, artifact.performance.segments):
             expected = seg.baseline_error
-            z = _z_binomial(round(seg.error * seg.n_rows), seg.n_rows, seg.baseline_error)
+            z = z_binomial(round(seg.error * seg.n_rows), seg.n_rows, seg.baseline_error)
         else:
             expected, z = None, _z_error_exact(seg, n_test)
         train_seg = training.get((seg.feature, seg.value))
