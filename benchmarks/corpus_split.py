@@ -5,10 +5,10 @@ The 14 core datasets are split once, before any failure is read, stratified by t
 (``random.Random(12)``). Rule authors read failures on DEV cases only; HELD-OUT numbers
 are the result. The split is written down here and in ``corpus_split.json``.
 
-    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v2-KEY [--calibrated] [--definition v2|v1] [--strict]
+    python benchmarks/corpus_split.py score --cache CACHE_ROOT/v3-KEY [--calibrated] [--definition v3|v2|v1] [--strict]
     python benchmarks/corpus_split.py failures --cache DIR --category underfitting   # DEV only
     python benchmarks/corpus_split.py failures --cache DIR --category poor_calibration --twin
-    python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v2-OLDKEY --cache-root CACHE_ROOT
+    python benchmarks/corpus_split.py stage1 --reference CACHE_ROOT/v3-OLDKEY --cache-root CACHE_ROOT
     python benchmarks/corpus_split.py stage1 --datasets autos,gapminder --cache-root CACHE_ROOT
 
 ``failures --twin`` prints, under each case, what the testing step measured on it and on
@@ -49,6 +49,8 @@ from collections import defaultdict
 from pathlib import Path
 
 SPLIT_FILE = Path(__file__).with_name("corpus_split.json")
+#: corpus definitions ``score`` and ``dump`` can count by, newest first (see ``--definition``)
+DEFINITIONS = ("v4", "v3", "v2", "v1")
 STRATA = {
     "binary": ["breast_cancer", "anes96", "fair", "modechoice"],
     "multiclass": ["wine", "iris", "digits"],
@@ -151,17 +153,18 @@ def _line(name: str, s) -> str:
             f"  clean medium+ {s.clean_medium_plus:.3f} (n={s.n_clean})")
 
 
-def _with_v1_validity(outcomes):
-    """The outcomes with corpus v1's validity: an absolute ECE bar, and rarity or
-    nudges counted whether or not they harmed the model (re-derived from each case's
-    recorded harm, so both definitions are scored on the same artifacts)."""
+def _with_validity(outcomes, required):
+    """The outcomes with an earlier definition's validity bars ``required``, re-derived
+    from each case's recorded harm, so every definition is scored on the same
+    artifacts: corpus v1's (an absolute ECE bar, rarity and nudges counted whether or not
+    they harmed the model) or v3's (label drift counted at any realised shift)."""
     from dataclasses import replace
 
-    from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, CaseSpec, validity
+    from mlflow_deepfix.bench.corpus.cases import CaseSpec, validity
 
     out = []
     for o in outcomes:
-        valid, reason = validity(CaseSpec.from_id(o.case_id), o.harm, HARM_REQUIRED_V1)
+        valid, reason = validity(CaseSpec.from_id(o.case_id), o.harm, required)
         out.append(replace(o, valid=valid, invalid_reason=reason))
     return out
 
@@ -174,6 +177,20 @@ def _without_same_mechanism(outcomes):
     return [replace(o, also_accepted={}) for o in outcomes]
 
 
+def with_definition(outcomes, definition: str):
+    """The outcomes as corpus definition ``definition`` counts them (v4, the cache's own
+    recorded validity, unchanged)."""
+    from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V1, HARM_REQUIRED_V3
+
+    if definition in ("v2", "v1"):
+        outcomes = _without_same_mechanism(outcomes)
+    if definition == "v1":
+        return _with_validity(outcomes, HARM_REQUIRED_V1)
+    if definition in ("v3", "v2"):
+        return _with_validity(outcomes, HARM_REQUIRED_V3)
+    return outcomes
+
+
 def score_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.scoring import group_scores, score
 
@@ -183,10 +200,7 @@ def score_cmd(args) -> int:
         outcomes, failures = _outcomes_and_failures(Path(args.cache))
     else:
         outcomes = _outcomes(Path(args.cache))
-    if args.definition in ("v2", "v1"):
-        outcomes = _without_same_mechanism(outcomes)
-    if args.definition == "v1":
-        outcomes = _with_v1_validity(outcomes)
+    outcomes = with_definition(outcomes, args.definition)
     if args.calibrated:
         # each case diagnosed by the calibration fitted without its dataset (what the
         # evaluator's default would say on a dataset the calibration never saw)
@@ -345,7 +359,7 @@ def dump_cmd(args) -> int:
     """Per-case measures of every case (``--calibrated``: each case by the calibration of
     the fold that never saw its dataset), grouped by half, for :func:`compare_cmd`."""
     split = load_split()
-    outcomes = _outcomes(Path(args.cache))
+    outcomes = with_definition(_outcomes(Path(args.cache)), args.definition)
     if args.calibrated:
         from mlflow_deepfix.bench.corpus.calibration import held_out_calibrated
 
@@ -406,8 +420,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json")
     p.add_argument("--calibrated", action="store_true",
                    help="score the rules + the learned calibration, leave-one-dataset-out")
-    p.add_argument("--definition", choices=("v3", "v2", "v1"), default="v3",
-                   help="v2: a binary rare-class case meeting both the decision_threshold "
+    p.add_argument("--definition", choices=DEFINITIONS, default="v4",
+                   help="v3: label_drift counted at any realised shift of the test "
+                   "labels (v4 counts it only beyond sampling noise, see "
+                   "cases.HARM_BEYOND_NOISE); "
+                   "v2: also a binary rare-class case meeting both the decision_threshold "
                    "and the class_imbalance bar counts only its planted category (v3 "
                    "accepts either, see cases.SAME_MECHANISM); v1: also corpus v1's "
                    "validity (absolute ECE bar; class_imbalance and prediction_drift "
@@ -425,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="also print what was measured on the case and on its clean twin")
     p = sub.add_parser("stage1")
     p.add_argument("--reference", metavar="DIR",
-                   help="a cache folder (e.g. CACHE_ROOT/v2-KEY) whose case ids to re-test "
+                   help="a cache folder (e.g. CACHE_ROOT/v3-KEY) whose case ids to re-test "
                    "(default: every generated case)")
     p.add_argument("--datasets", metavar="A,B",
                    help="only the cases of these datasets (e.g. the fresh half)")
@@ -441,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--calibrated", action="store_true")
+    p.add_argument("--definition", choices=DEFINITIONS, default="v4")
     p = sub.add_parser("compare", help="paired per-case comparison of two dumps")
     p.add_argument("before")
     p.add_argument("after")

@@ -940,6 +940,67 @@ def test_built_weak_segment_records_its_shortfall():
     assert "segment_shortfall" not in other.metadata["harm"]
 
 
+# --- stop 48: corpus definition v4, label drift beyond sampling noise ---
+
+
+def test_label_shift_measures_the_favoured_class_against_train():
+    from mlflow_deepfix.bench.corpus.cases import _label_shift
+    from mlflow_deepfix.bench.corpus.workflow import Served
+
+    def served(train_y, test_y):
+        return Served(model=None, raw=None, train=pd.DataFrame({"y": train_y}),
+                      test=pd.DataFrame({"y": test_y}), target="y", model_type="classifier",
+                      config={})
+
+    train = np.array(["a"] * 300 + ["b"] * 100)
+    # the favoured class doubles its share on test: 25% -> 50% of 200 rows
+    shift, se = _label_shift("classification", served(train, ["a"] * 100 + ["b"] * 100), "b")
+    assert shift == pytest.approx(0.25) and shift / se > 5
+    # the same shares on test: nothing moved
+    shift, se = _label_shift("classification", served(train, ["a"] * 150 + ["b"] * 50), "b")
+    assert shift == pytest.approx(0.0) and abs(shift / se) < 1e-9
+    # moved the other way: negative, so never counted as the planted shift
+    shift, se = _label_shift("classification", served(train, ["a"] * 180 + ["b"] * 20), "b")
+    assert shift < 0
+    # regression: the test mean in training standard deviations, Welch's standard error
+    rng = np.random.default_rng(0)
+    base = rng.normal(10.0, 2.0, 600)
+    reg = Served(model=None, raw=None, train=pd.DataFrame({"y": base}),
+                 test=pd.DataFrame({"y": rng.normal(11.0, 2.0, 200)}), target="y",
+                 model_type="regressor", config={})
+    shift, se = _label_shift("regression", reg, "high")
+    assert 0.35 < shift < 0.65 and shift / se > 1.645
+
+
+def test_validity_counts_label_drift_beyond_sampling_noise_only():
+    from mlflow_deepfix.bench.corpus.cases import HARM_REQUIRED_V3
+
+    spec = CaseSpec(("label_drift",), "wine", "linear", ("shift_small",))
+    healthy = {"score_clean": 0.95, "score_baseline_clean": 0.33}
+    ok, reason = validity(spec, {**healthy, "label_shift": 0.13, "label_shift_z": 1.5})
+    assert not ok and "within sampling noise" in reason
+    assert validity(spec, {**healthy, "label_shift": 0.13, "label_shift_z": 2.5}) == (True, "")
+    ok, reason = validity(spec, healthy)
+    assert not ok and "label_shift not measurable" in reason
+    # definition v3 (stops 31-47) counted any realised shift; kept to score both
+    assert validity(spec, {**healthy, "label_shift": 0.13, "label_shift_z": 1.5},
+                    HARM_REQUIRED_V3) == (True, "")
+    assert validity(spec, healthy, HARM_REQUIRED_V1) == (True, "")
+
+
+def test_built_label_drift_records_how_far_the_labels_moved():
+    # 38 test rows: a 13-point move of the favoured class is within sampling noise
+    small = build_case(CaseSpec(("label_drift",), "wine", "linear", ("shift_small",)))
+    harm = small.metadata["harm"]
+    assert harm["label_shift"] > 0 and harm["label_shift_z"] < 1.645
+    assert not small.metadata["valid"] and "label_shift_z" in small.metadata["invalid_reason"]
+    # 120 test rows, a stronger weight: beyond noise, counted
+    large = build_case(CaseSpec(("label_drift",), "breast_cancer", "bayes", ("shift_mid",)))
+    assert large.metadata["harm"]["label_shift_z"] > 1.645 and large.metadata["valid"]
+    other = build_case(CaseSpec(("underfitting",), "wine", "linear", ("labels_noise",)))
+    assert "label_shift" not in other.metadata["harm"]
+
+
 # --- round 35: cal35 ---
 
 

@@ -89,3 +89,18 @@ def test_dump_groups_cases_by_half(tmp_path, monkeypatch):
     assert json.loads(out.read_text()) == {
         "dev": {"outliers.iris.forest.x.s0": {"top1": 1.0, "top3": 1.0, "rr": 1.0}},
         "held_out": {"clean.wine.forest.none.s0": {"alarm": 0.0}}}
+
+
+def test_definitions_rescore_label_drift_on_the_same_artifacts():
+    """v4 (the cache's own validity) leaves out a label drift within sampling noise; v3
+    re-derives validity from the recorded harm and counts it again, as stops 31-47 did."""
+    harm = {"score_clean": 0.9, "score_baseline_clean": 0.4,
+            "label_shift": 0.12, "label_shift_z": 1.2}
+    within = _outcome("label_drift.wine.linear.shift_small.s0", "single", ["label_drift"],
+                      ["outliers"], valid=False, harm=harm,
+                      invalid_reason="label_drift: label_shift_z=1.2 < 1.645")
+    (v4,) = corpus_split.with_definition([within], "v4")
+    assert not v4.valid and case_measures(v4) is None
+    (v3,) = corpus_split.with_definition([within], "v3")
+    assert v3.valid and case_measures(v3) == {"top1": 0.0, "top3": 0.0, "rr": 0.0}
+    assert corpus_split.DEFINITIONS[0] == "v4"

@@ -32,7 +32,10 @@ from mlflow_deepfix.bench.corpus.workflow import Served, Workflow, fit_and_serve
 logger = logging.getLogger(__name__)
 
 #: bump when the generated cases change (a new injector, other magnitudes ...)
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"
+# 3: label_drift records how far the test labels really moved (``label_shift``,
+#    ``label_shift_z``) and counts only beyond sampling noise (definition v4, stop 48);
+#    the cases themselves are those of version 2, byte for byte
 # 2: feature_drift keeps integer columns integer; harm adds ECE and balanced accuracy
 #    of the workflow without the bug (``*_reference``), and class_imbalance,
 #    poor_calibration and prediction_drift count only with measured harm
@@ -346,6 +349,32 @@ def _segment_shortfall(task: str, served: Served, pred: np.ndarray,
     return float(rest - seg), float(np.hypot(rest_se, seg_se))
 
 
+def _label_shift(task: str, served: Served, favoured: Any) -> tuple[float, float] | None:
+    """How far the label_drift injector really moved the test labels from the training
+    labels, in the direction it pushed, with its standard error: the favoured class's
+    share on test minus on train (pooled two-proportion standard error), or on a
+    regression (``favoured == "high"``) the test target mean minus the training one, in
+    training standard deviations (Welch). Signed: a test split that ends up favouring
+    the class less than training does is no unrepresentative split of the planted kind.
+    The injector resamples 70% of an already small test split, so a mild weight can move
+    the labels by less than two random splits of the same data differ."""
+    y_train, y_test = served.train[served.target], served.test[served.target]
+    n_train, n_test = len(y_train), len(y_test)
+    if n_train < 2 or n_test < 2:
+        return None
+    if task == "regression":
+        train, test = y_train.astype(float).to_numpy(), y_test.astype(float).to_numpy()
+        spread = float(np.std(train, ddof=1)) or 1.0
+        se = np.sqrt(np.var(train, ddof=1) / n_train + np.var(test, ddof=1) / n_test)
+        return float((test.mean() - train.mean()) / spread), float(se / spread)
+    key = str(favoured)
+    p_train = float((y_train.astype(str) == key).mean())
+    p_test = float((y_test.astype(str) == key).mean())
+    pooled = (p_train * n_train + p_test * n_test) / (n_train + n_test)
+    se = np.sqrt(pooled * (1 - pooled) * (1 / n_train + 1 / n_test))
+    return p_test - p_train, float(se)
+
+
 #: minimum measured harm for a case to count (category -> (measure, threshold))
 HARM_REQUIRED: dict[str, tuple[str, float]] = {
     "underfitting": ("score_drop", 0.05),
@@ -370,12 +399,16 @@ HARM_REQUIRED: dict[str, tuple[str, float]] = {
     # the planted segment must be served measurably worse than the rest of the test rows
     # (same bar as a disparity: the shuffle can leave a segment no worse than the rest)
     "weak_segment": ("segment_shortfall", 0.05),
+    # the test labels must have moved the way the injector pushed them; how far is
+    # judged by significance alone (HARM_BEYOND_NOISE): any shift that two random splits
+    # would not give is an unrepresentative test split (corpus definition v4)
+    "label_drift": ("label_shift", 0.0),
 }
 #: corpus v1's bars (an absolute ECE, rarity and nudges counted without harm), kept to
 #: score both definitions on the same artifacts (``corpus_split.py score --definition v1``)
 HARM_REQUIRED_V1: dict[str, tuple[str, float]] = {
     **{k: v for k, v in HARM_REQUIRED.items()
-       if k not in ("class_imbalance", "prediction_drift")},
+       if k not in ("class_imbalance", "prediction_drift", "label_drift")},
     "poor_calibration": ("ece", 0.05),
 }
 #: planted categories that, measured, can also be another category (category -> the
@@ -411,6 +444,13 @@ def also_named(category: str, harm: dict[str, Any]) -> tuple[str, ...]:
 HARM_BEYOND_NOISE: dict[str, tuple[str, float]] = {
     "group_disparity": ("group_shortfall_z", 1.645),
     "weak_segment": ("segment_shortfall_z", 1.645),
+    # the favoured class's share (or the target mean) on test against train: a shift
+    # within sampling noise is what any random split gives, not a planted one
+    "label_drift": ("label_shift_z", 1.645),
+}
+#: the bars definition v3 (stops 31-47) applied: label drift counted at any realised shift
+HARM_REQUIRED_V3: dict[str, tuple[str, float]] = {
+    k: v for k, v in HARM_REQUIRED.items() if k != "label_drift"
 }
 
 
@@ -465,9 +505,12 @@ def _reference_measures(spec: CaseSpec, clean: Served,
 
 
 def measure(spec: CaseSpec, served: Served,
-            segment: tuple[str, Any] | None = None) -> dict[str, Any]:
+            segment: tuple[str, Any] | None = None,
+            favoured_label: Any = None) -> dict[str, Any]:
     """Harm measured against the same workflow without the bug, on the same seed
-    (``segment``: the weak segment an injector planted, see :attr:`Workflow.segment`)."""
+    (``segment``: the weak segment an injector planted, see :attr:`Workflow.segment`;
+    ``favoured_label``: the label a label_drift injector favoured, see
+    :attr:`Workflow.favoured_label`)."""
     task = load_dataset(spec.dataset).task
     out: dict[str, Any] = {}
     pred = _predict(served, served.test)
@@ -500,6 +543,8 @@ def measure(spec: CaseSpec, served: Served,
     if pred is not None and segment is not None:
         out.update(_with_z("segment_shortfall",
                            _segment_shortfall(task, served, pred, segment)))
+    if favoured_label is not None:
+        out.update(_with_z("label_shift", _label_shift(task, served, favoured_label)))
     if out.get("score_test") is not None and out.get("score_train") is not None:
         out["train_test_gap"] = out["score_train"] - out["score_test"]
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in out.items()}
@@ -545,7 +590,7 @@ def build_case(spec: CaseSpec) -> BuiltCase:
     """Build the workflow of ``spec``: split, inject, fit, serve, measure."""
     wf = _workflow(spec, with_bugs=True)
     served = fit_and_serve(wf)
-    harm = measure(spec, served, wf.segment)
+    harm = measure(spec, served, wf.segment, wf.favoured_label)
     valid, reason = validity(spec, harm)
     metadata = {
         "case_id": spec.id,

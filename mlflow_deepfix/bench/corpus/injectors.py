@@ -328,9 +328,11 @@ def _label_drift(wf: Workflow, strength: float) -> None:
         counts = y.value_counts()
         favoured = min(counts.index, key=lambda c: (counts[c], str(c)))
         weight = np.where(y.to_numpy() == favoured, np.exp(strength), 1.0)
+        wf.favoured_label = favoured
     else:
         z = (y.astype(float) - y.mean()) / (y.std() or 1.0)
         weight = np.exp(strength * 0.6 * z.to_numpy())
+        wf.favoured_label = "high"
     weight = weight / weight.sum()
     n = round(len(wf.test) * 0.7)
     rows = wf.rng.choice(len(wf.test), n, replace=False, p=weight)

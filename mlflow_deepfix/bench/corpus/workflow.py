@@ -54,6 +54,10 @@ class Workflow:
     #: the (column, value) whose rows a weak_segment injector made unreliable, so the
     #: corpus can measure that segment's shortfall (None when no segment is planted)
     segment: tuple[str, Any] | None = None
+    #: the class a label_drift injector made more frequent on test (``"high"`` targets on
+    #: a regression), so the corpus can measure how far the test labels really moved
+    #: (None when no label drift is planted)
+    favoured_label: Any = None
 
     @property
     def features(self) -> list[str]:
