@@ -4296,6 +4296,65 @@ def test_fd37_a_read_feature_moved_by_a_large_effect_is_the_cause_of_moved_outpu
     assert _fd37_moved_and_read([1.15, 1.15, 0.3, 0.0], read)[0] == "feature_drift"
 
 
+def _fd49_case(shifts, reads: dict | None = None):
+    """Eight features a..h on 188 training and 81 test rows, test means moved by
+    ``shifts`` training stds, the predicted positives moved from 20% to 45% with the
+    labels unmoved; a ``shuffle_reads`` measurement with ``reads`` when given. Returns
+    the artifact and the ranked categories."""
+    names = list("abcdefgh")
+    perf = modified(
+        HEALTHY_PERF,
+        train_prediction_distribution={"0": 0.8, "1": 0.2},
+        prediction_distribution={"0": 0.55, "1": 0.45},
+    )
+    data = artifact(
+        n_train=188, n_test=81, performance=perf, features=names,
+        train_labels={"0": 0.8, "1": 0.2}, test_labels={"0": 0.8, "1": 0.2},
+        test_cols=[col(name, mean=m) for name, m in zip(names, shifts)],
+    )
+    if reads is not None:
+        data = data.model_copy(update={"interventions": [Intervention(
+            kind="shuffle_reads", category="unused_features", metric="moved_share",
+            n_rows=81, values={"continuous": 1.0}, per_feature=dict(reads),
+        )]})
+    signals = [s for r in RULES for src in SOURCES for s in r().detect(src, data)]
+    return data, [f.category for f in reason(signals, data)]
+
+
+def test_fd49_a_few_features_moved_far_and_nothing_else_are_the_cause():
+    """Two of eight features moved by 1.2 and 0.95 training stds, every other feature
+    where it was, the predicted positives moved 25 points with the labels unmoved. On
+    81 test rows 0.95 is no large effect beyond doubt (two standard errors are 0.27), so
+    the read-shift test cannot settle it; but there are no nudges to add up, so the two
+    shifts are the visible cause and feature drift absorbs the moved outputs (they were
+    folded into a critical prediction drift: nba_positions on DEV). The same two shifts
+    among nudged features, a majority of the features moved about one std, or two moved
+    features the model never reads while others move its outputs, keep the old reading
+    (either reading holds: the more urgent finding keeps the other). The library's
+    ``prediction_drift.diabetes_new_assay`` (s5 and bmi read higher on new equipment, 1.12
+    and 0.88 stds, 2 of 9 inputs) is this mechanism too: it now reads as feature drift."""
+    from deepfix_agents.rules.prediction_drift import only_large_movers, read_feature_shifts
+
+    read = dict.fromkeys("abcdefgh", 0.5)
+    few, found = _fd49_case([1.2, 0.95, 0, 0, 0, 0, 0, 0], read)
+    assert read_feature_shifts(few) == []
+    assert only_large_movers(few) == ["a", "b"]
+    assert found[0] == "feature_drift" and "prediction_drift" not in found
+    # without the measurement the two are taken as read
+    assert only_large_movers(_fd49_case([1.2, 0.95, 0, 0, 0, 0, 0, 0])[0]) == ["a", "b"]
+    nudged, found = _fd49_case([1.2, 0.95, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], read)
+    assert only_large_movers(nudged) == [] and found[0] == "prediction_drift"
+    most, found = _fd49_case([1.0, 1.0, 1.0, 1.0, 1.0, 0, 0, 0], read)
+    assert only_large_movers(most) == [] and found[0] == "prediction_drift"
+    # half of the inputs is no longer a few
+    assert only_large_movers(_fd49_case([1.0, 1.0, 1.0, 1.0, 0, 0, 0, 0], read)[0]) == []
+    unread = {**read, "a": 0.0, "b": 0.0}
+    assert only_large_movers(_fd49_case([1.2, 0.95, 0, 0, 0, 0, 0, 0], unread)[0]) == []
+    # saturated outputs (no input moves any): the reading tells nothing, taken as read
+    still = dict.fromkeys("abcdefgh", 0.0)
+    assert only_large_movers(_fd49_case([1.2, 0.95, 0, 0, 0, 0, 0, 0], still)[0]) == ["a", "b"]
+
+
 def test_fd37_a_shortfall_only_on_far_moved_test_rows_is_the_shift_not_the_scaler():
     """An SVC without a scaler scores 0.55 on test against the ladder's 0.86: a shortfall
     that counts as the missing scaler's damage (high). When the model scores 0.99 on its

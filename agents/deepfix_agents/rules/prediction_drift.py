@@ -137,6 +137,61 @@ def read_feature_shifts(artifact) -> list[str]:
     return [facts["feature"] for facts in moved if (reads.get(facts["feature"]) or 0.0) > 0.0]
 
 
+#: a few far-moved features are fewer than this share of the inputs a drift is measured
+#: on, a minority (a joint nudge moves the inputs together: half of them or more)
+FEW_MOVERS_SHARE = 0.5
+
+
+def only_large_movers(artifact) -> list[str]:
+    """The drifting features when they are a few features moved far and nothing else:
+    every feature that drifts beyond noise is numeric and moved by a large effect (at
+    least ``NUDGE_SD`` training stds, as measured), together they are fewer than
+    ``FEW_MOVERS_SHARE`` of the inputs whose drift is measured, and the model reads at
+    least one of them (``shuffle_reads``; taken as read when not measured, or when no
+    input moves any output, which tells read from unread inputs apart no better). Empty
+    otherwise.
+
+    Between ``NUDGE_SD`` and ``LARGE_SHIFT_SD`` one shift alone may be read either way
+    (:func:`read_feature_shifts` asks for a large effect beyond doubt); what settles it
+    is the company it keeps. A joint nudge moves the inputs together, most of them a
+    little, so some land below ``NUDGE_SD``; two features of fifteen shifted by about
+    one training std each, with every other feature where it was, leave no nudges to add
+    up: those few shifts are the visible cause of the moved outputs (DEV: nba_positions'
+    rebounds and assists, 1.21 and 0.97 stds, folded into a critical prediction drift)."""
+    drifting = [facts for _, facts in _column_drift(artifact)]
+    if not drifting or any(
+        facts.get("kind") != "numeric" or facts.get("shift", 0.0) < NUDGE_SD
+        for facts in drifting
+    ):
+        return []
+    if len(drifting) >= FEW_MOVERS_SHARE * _drift_measured_inputs(artifact):
+        return []
+    names = [facts["feature"] for facts in drifting]
+    measured = artifact.intervention("shuffle_reads")
+    reads = measured.per_feature if measured is not None else None
+    moving = {name for name, share in (reads or {}).items() if (share or 0.0) > 0.0}
+    if moving and not moving.intersection(names):
+        # other inputs move the outputs, these never do: they cannot have moved them
+        return []
+    return names
+
+
+def _drift_measured_inputs(artifact) -> int:
+    """How many input columns a drift is measured on (as :func:`_column_drift` reads
+    them): numeric in both splits, or categorical or boolean in both."""
+    dataset = artifact.dataset
+    skipped = _skipped_columns(artifact)
+    count = 0
+    for name in dataset.input_columns:
+        if name in skipped:
+            continue
+        train, test = dataset.train.column(name), dataset.test.column(name)
+        if train is None or test is None or train.kind != test.kind:
+            continue
+        count += train.kind in ("numeric", "categorical", "boolean")
+    return count
+
+
 #: a joint shift needs at least this many numeric features moved beyond noise (one
 #: nudged feature is a small feature drift; from two on, no single one explains the
 #: moved inputs, the same reading as feature drift's ``explains_for``)
@@ -659,6 +714,7 @@ class PredictionDrift(PeriodDriftHarm, Rule):
             artifact.dataset.property_names
             or large_feature_shift(artifact) is not None
             or read_feature_shifts(artifact)
+            or only_large_movers(artifact)
         ):
             return tuple(c for c in explains if c != "feature_drift")
         if joint_nudge(artifact) is not None and training_rows_show_signal(artifact):
