@@ -253,6 +253,47 @@ def test_duplicates_expected_from_low_cardinality_features_are_damped():
     assert found is None or at_most(found["severity"], "low")
 
 
+def test_a_split_without_copies_bounds_the_chance_copies_of_the_other():
+    """Four skewed columns (one value holds 40% of each, 50 values in all) make the
+    columns' own estimate say about a third of 1,050 training rows repeat by chance, so
+    20% planted copies read as chance (DEV: looks_wages, 20% copied, 32% "expected").
+    The 360 test rows of the same columns hold not one copy, which chance at any share
+    above 3.0/360 (the 95% Poisson bound for 0 events) would not leave: carried to 1,050
+    rows that allows about 2.4%, so the copies are a finding again. Test rows with as
+    many copies as chance gives (calibrated on from 5 copies on) keep them natural, and
+    the bound does not reach the conflicting-labels rule's reading of coinciding
+    features (a continuous label makes whole-row copies rare however coarse they are)."""
+    from deepfix_agents.rules.duplicate_samples import (
+        bounded_duplicate_rate,
+        chance_copies,
+        expected_chance_duplicates,
+        poisson_upper,
+    )
+
+    assert [round(poisson_upper(k), 2) for k in (0, 1, 2)] == [3.0, 4.74, 6.3]
+    columns = [cat(f"c{i}", n_unique=50, top_fraction=0.4) for i in range(4)]
+
+    def case(test_copies):
+        return artifact(columns, columns, n_train=1050, n_test=360,
+                        train_kw={"duplicate_fraction": 0.2},
+                        test_kw={"duplicate_fraction": test_copies})
+
+    clean_test = case(0.0)
+    assert expected_chance_duplicates(clean_test, clean_test.dataset.train) > 0.3
+    bound = bounded_duplicate_rate(clean_test.dataset.test, 1050)
+    assert 0.02 < bound < 0.03
+    assert chance_copies(clean_test, clean_test.dataset.train) == bound
+    found = finding("duplicate_samples", clean_test)
+    assert found is not None and found["severity"] == "medium"
+    details = [s.evidence.detail for s in RULES.get("duplicate_samples")().detect(
+        "dataset", clean_test)]
+    assert any("2.4% expected" in d for d in details)
+    # 30 copies among the test rows: enough to calibrate on, and as many as chance gives
+    assert bounded_duplicate_rate(case(30 / 360).dataset.test, 1050) is None
+    assert finding("duplicate_samples", case(30 / 360)) is None or at_most(
+        finding("duplicate_samples", case(30 / 360))["severity"], "low")
+
+
 def test_duplicates_in_test_weigh_less_than_in_train():
     train = finding("duplicate_samples", artifact(train_kw={"duplicate_fraction": 0.2}))
     test = finding("duplicate_samples", artifact(test_kw={"duplicate_fraction": 0.2}))

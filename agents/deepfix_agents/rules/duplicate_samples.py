@@ -37,6 +37,21 @@ def expected_chance_duplicates(artifact, split) -> float:
     return expected if calibrated is None else min(expected, calibrated)
 
 
+def chance_copies(artifact, split) -> float:
+    """Chance share of exact copies (features and label) in ``split``: the chance
+    estimate of :func:`expected_chance_duplicates`, no higher than the bound the other
+    split's own few copies put on it (:func:`bounded_duplicate_rate`). The bound is on
+    whole rows repeated, which is what this rule counts; it says nothing of features
+    alone coinciding (a continuous label makes whole-row copies rare however coarse the
+    features), so :func:`expected_chance_duplicates`, which the conflicting-labels rule
+    reads for that, does not take it."""
+    expected = expected_chance_duplicates(artifact, split)
+    dataset = artifact.dataset
+    other = dataset.test if split is dataset.train else dataset.train
+    bound = None if dataset.content_column else bounded_duplicate_rate(other, split.n_rows)
+    return expected if bound is None else min(expected, bound)
+
+
 def _duplicate_share(n: float, cells: float) -> float:
     """Share of ``n`` rows drawn from ``cells`` equally likely cells that repeat one."""
     return 1.0 - cells * -math.expm1(-n / cells) / n
@@ -52,6 +67,13 @@ def calibrated_duplicate_rate(reference, n_rows: int) -> float | None:
     share, n = reference.duplicate_fraction, reference.n_rows
     if share * n < MIN_REFERENCE_DUPLICATES or share >= 0.99:
         return None
+    return _share_at(share, n, n_rows)
+
+
+def _share_at(share: float, n: int, n_rows: int) -> float:
+    """The duplicate share at ``n_rows`` rows of data whose share at ``n`` rows is
+    ``share``: the number of equally likely cells ``C`` that gives it (balls in bins),
+    then the share ``C`` gives at ``n_rows``."""
     low, high = 0.0, 60.0  # log C: the share falls as C grows
     for _ in range(60):
         mid = 0.5 * (low + high)
@@ -60,6 +82,69 @@ def calibrated_duplicate_rate(reference, n_rows: int) -> float | None:
         else:
             high = mid
     return max(0.0, min(1.0, _duplicate_share(n_rows, math.exp(0.5 * (low + high)))))
+
+
+def _fewest_repeats(split) -> int:
+    """The fewest rows of ``split`` that must repeat an earlier row: its rows less the
+    distinct rows its columns can form at all (the product of their numbers of distinct
+    values, a missing value counted as one more)."""
+    cells = 1.0
+    for column in split.columns:
+        cells *= max(float(column.n_unique) + (column.missing_fraction > 0), 1.0)
+        if cells >= split.n_rows:
+            return 0
+    return max(0, split.n_rows - int(cells))
+
+
+#: one-sided confidence of the bound that a split with few duplicates puts on the
+#: chance duplicate share (:func:`bounded_duplicate_rate`)
+BOUND_CONFIDENCE = 0.95
+
+
+def poisson_upper(k: int, confidence: float = BOUND_CONFIDENCE) -> float:
+    """The largest Poisson mean under which ``k`` or fewer events still occur with
+    probability ``1 - confidence`` (the exact one-sided upper bound: 3.00 for 0 events,
+    4.74 for 1, 6.30 for 2)."""
+    def at_most_k(mean: float) -> float:
+        term = total = math.exp(-mean)
+        for i in range(1, k + 1):
+            term *= mean / i
+            total += term
+        return total
+
+    low, high = 0.0, 10.0 + 10.0 * k
+    for _ in range(80):
+        mid = 0.5 * (low + high)
+        if at_most_k(mid) > 1.0 - confidence:
+            low = mid
+        else:
+            high = mid
+    return 0.5 * (low + high)
+
+
+def bounded_duplicate_rate(reference, n_rows: int) -> float | None:
+    """An upper bound on the chance duplicate share at ``n_rows`` rows of data like
+    ``reference`` (a split) when ``reference`` holds too few duplicates to calibrate on
+    (:func:`calibrated_duplicate_rate`): the share its duplicate count allows at
+    ``BOUND_CONFIDENCE`` (chance collisions between rows are rare events, so their count
+    is Poisson), carried to ``n_rows`` as the calibrated share is. None without a
+    reference of two rows or more, or when it holds enough duplicates to calibrate.
+
+    The columns' own estimate (:func:`expected_collision_rate`) multiplies the columns'
+    cardinalities as if they were independent; on coarse survey data (a handful of
+    binary and banded columns) it can claim a third of the rows repeat by chance, while
+    360 test rows of the same data hold not one repeat, which chance at any rate above
+    about 0.8% would not leave. Planted copies on such data were excused as chance (DEV:
+    looks_wages 20% of training rows copied, 32% "expected")."""
+    if reference is None or reference.n_rows <= 1 or n_rows <= 1:
+        return None
+    count = round(reference.duplicate_fraction * reference.n_rows)
+    if count >= MIN_REFERENCE_DUPLICATES or count < _fewest_repeats(reference):
+        # enough to calibrate on; or fewer repeats than its columns' values allow at all
+        # (statistics that do not describe one table): no bound either way
+        return None
+    upper = min(poisson_upper(count) / reference.n_rows, 0.99)
+    return _share_at(upper, reference.n_rows, n_rows)
 
 
 def expected_collision_rate(split, feature_names) -> float:
@@ -157,7 +242,9 @@ class DuplicateSamples(Rule):
         "evaluation is affected); x0.5 when chance explains at least half of the duplicates. "
         "Deepchecks' Data Duplicates share corroborates through the same table, less the same "
         "chance share. The chance share is the lower of the columns' estimate and the share "
-        "the other split's own duplicates predict at this split's size (from 5 duplicate rows)."
+        "the other split's own duplicates predict at this split's size (from 5 duplicate "
+        "rows); with fewer, no more than the share their count allows at 95% (Poisson), "
+        "carried to this split's size."
     )
     explains = ("overfitting", "label_drift")
     checks = ("Data Duplicates", "Text Duplicates")
@@ -194,7 +281,7 @@ class DuplicateSamples(Rule):
             if split is None or split.duplicate_fraction <= 0:
                 continue
             share = split.duplicate_fraction
-            expected = expected_chance_duplicates(artifact, split)
+            expected = chance_copies(artifact, split)
             excess = max(share - expected, 0.0)
             natural = expected >= 0.5 * share
             score = interp(excess, DUPLICATE_SCORE) * factor * (NATURAL_FACTOR if natural else 1.0)
@@ -230,7 +317,7 @@ class DuplicateSamples(Rule):
                 continue
             share = float(check.value)
             measured_on = min(splits, key=lambda s: abs(s.duplicate_fraction - share))
-            expected = expected_chance_duplicates(artifact, measured_on)
+            expected = chance_copies(artifact, measured_on)
             excess = max(share - expected, 0.0)
             natural = expected >= 0.5 * share
             score = interp(excess, DUPLICATE_SCORE) * (NATURAL_FACTOR if natural else 1.0)
