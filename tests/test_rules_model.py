@@ -4073,6 +4073,34 @@ def test_uf35_a_model_worse_than_the_dummy_on_its_own_training_rows_is_the_missi
     assert assess("preprocessing_mismatch", served(-0.05, -0.1))[0] == "info"
 
 
+def test_pm49_the_own_rows_measurement_needs_no_scale_ratio():
+    """The same Ridge scoring R2 -26 on its own training rows, but with one numeric
+    feature beside three categorical ones: no scale ratio can be read (it needs two
+    numeric features), and the finding was lost with it (DEV looks_wages: a linear model
+    served without its scaler, R2 -49 on its training rows and -76 on test, named only
+    as a model no better than chance). The measurement on its own rows stands alone: a
+    critical finding whose title says what the measurement shows."""
+    cols = [col("a", 0.1, 10.0), *(col(n, kind="categorical", n_unique=4) for n in "bcd")]
+    model = modified(_svc(), model_class="sklearn.linear_model.Ridge",
+                     output_kind="continuous", has_predict_proba=False, classes=[])
+    baselines = [
+        BaselineResult(name="dummy", metric="r2", cv_score=-0.06, test_score=-0.01),
+        BaselineResult(name="linear", metric="r2", cv_score=0.05, test_score=0.48),
+    ]
+    perf = PerformanceSummary(metric="r2", train_score=-26.0, test_score=-31.0,
+                              prediction_spread_ratio=6.0)
+    data = artifact(task="regression", train_cols=cols, test_cols=cols, model=model,
+                    performance=perf, baselines=baselines)
+    severity, title, signals = assess("preprocessing_mismatch", data)
+    assert severity == "critical"
+    assert "far below a constant on its own training rows" in title
+    assert "std of" not in signals[0].evidence.detail
+    level = PerformanceSummary(metric="r2", train_score=-0.05, test_score=-0.1,
+                               prediction_spread_ratio=6.0)
+    assert assess("preprocessing_mismatch", data.model_copy(update={"performance": level}))[0] \
+        == "info"
+
+
 # --- round 35: of35 ---
 
 

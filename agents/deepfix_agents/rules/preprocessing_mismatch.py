@@ -465,10 +465,12 @@ class PreprocessingMismatch(Rule):
         # a model worse than a constant on its own training rows was not fitted on what
         # it is served: the damage is the missing transform's, whatever the scales
         unfit = worse_than_dummy_on_own_rows(artifact)
-        if spread is None or (not wide and not offset_factor and unfit is None):
+        if unfit is None and (spread is None or (not wide and not offset_factor)):
             return
-        ratio, widest, narrowest = spread
-        magnitude = math.log10(ratio)
+        # fewer than two numeric features give no scale ratio: the measurement on the
+        # model's own training rows stands without one
+        ratio, widest, narrowest = spread if spread is not None else (None, None, None)
+        magnitude = math.log10(ratio) if ratio else 0.0
         score = interp(magnitude, LATENT_SCORE) if wide else 0.0
         impact, facts = 0.0, {}
         if not scaled_rung_no_better(artifact):
@@ -485,10 +487,9 @@ class PreprocessingMismatch(Rule):
         if score <= 0:
             return
         estimator = (model.model_class or "the estimator").rsplit(".", 1)[-1]
-        detail = (
-            f"{estimator} is scale-sensitive and has no scaling step; the std of {widest!r} is "
-            f"{ratio:,.0f}x that of {narrowest!r}"
-        )
+        detail = f"{estimator} is scale-sensitive and has no scaling step"
+        if ratio is not None:
+            detail += f"; the std of {widest!r} is {ratio:,.0f}x that of {narrowest!r}"
         if not wide and offset_factor:
             detail += f"; {offset[1]!r} sits {offset[0]:.1f} of its stds away from 0 (raw units)"
         if unfit is not None:
@@ -521,6 +522,7 @@ class PreprocessingMismatch(Rule):
             narrowest=narrowest,
             estimator=estimator,
             impact=impact,
+            unfit=unfit,
             **{k: v for k, v in facts.items() if k != "impact"},
         )
 
@@ -537,9 +539,14 @@ class PreprocessingMismatch(Rule):
                 f"{self.fact(signals, 'raw_split')}"
             )
         ratio = self.fact(signals, "ratio")
-        if ratio is None:
-            return self.name
         estimator = self.fact(signals, "estimator")
+        if ratio is None:
+            if self.fact(signals, "unfit") is not None:
+                return (
+                    f"{estimator} scores far below a constant on its own training rows: a "
+                    "transform applied at fitting (a scaler) is missing at serving"
+                )
+            return self.name
         if self.fact(signals, "impact", 0.0) >= 0.4:
             if self.fact(signals, "label") is not None:
                 label, share = self.fact(signals, "label"), self.fact(signals, "share")
