@@ -4101,6 +4101,27 @@ def test_pm49_the_own_rows_measurement_needs_no_scale_ratio():
         == "info"
 
 
+def test_pm49_a_missing_scaler_does_not_explain_inputs_that_moved_between_the_splits():
+    """An SVC without a scaler on raw inputs (scales differ 25,000x) that collapses its
+    predictions: the missing scaler is a finding. Feature 'c' also moved 2 training stds
+    between the splits. Both splits are in raw units, so the missing scaler cannot have
+    moved 'c': feature drift keeps its own finding (it was folded into the missing
+    scaler: DEV house_sales, where a two-bug case lost its feature drift that way). When
+    the training split is standardised and the test split raw, the inputs sit apart
+    because of the one-sided transform, and that drift is the mismatch's symptom."""
+    moved = [RAW_SCALES[0], RAW_SCALES[1], col("c", 28.0, 4.0), RAW_SCALES[3]]
+    perf = modified(HEALTHY_PERF, test_score=0.38, prediction_distribution={"0": 1.0})
+    rule = RULES.get("preprocessing_mismatch")()
+    raw = artifact(train_cols=RAW_SCALES, test_cols=moved, model=_svc(), performance=perf)
+    assert "feature_drift" not in rule.explains_for(raw)
+    categories = [f.category for f in _diagnose(raw)]
+    assert "preprocessing_mismatch" in categories and "feature_drift" in categories
+    standardised = [col(c.name, 0.0, 1.0) for c in RAW_SCALES]
+    one_sided = artifact(train_cols=standardised, test_cols=RAW_SCALES, model=_svc(),
+                         performance=perf)
+    assert "feature_drift" in rule.explains_for(one_sided)
+
+
 # --- round 35: of35 ---
 
 
