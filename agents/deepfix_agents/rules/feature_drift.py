@@ -396,23 +396,37 @@ def performance_factor(artifact) -> float:
     return 0.8 if performance.train_score - performance.test_score <= 0.02 else 1.0
 
 
-def _column_drift(artifact):
-    """Per-feature drift from our own statistics: (weighted score, facts) best first."""
+def drift_measured_columns(artifact):
+    """(name, train column, test column, kind) for every input column whose drift is
+    measured: not skipped (:func:`_skipped_columns`), present in both splits, and numeric
+    in both (kind "numeric") or categorical or boolean in both (kind "categorical").
+    One place for which columns :func:`_column_drift` reads, and how many there are.
+    Needs a training split."""
     dataset = artifact.dataset
-    if dataset.train is None:
-        return []
-    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
     skipped = _skipped_columns(artifact)
-    unseen = dataset.comparison.unseen_category_fraction if dataset.comparison else {}
-    found = []
     for name in dataset.input_columns:
         if name in skipped:
             continue
         train, test = dataset.train.column(name), dataset.test.column(name)
         if train is None or test is None:
             continue
-        facts = {"feature": name}
         if train.kind == "numeric" and test.kind == "numeric":
+            yield name, train, test, "numeric"
+        elif train.kind in ("categorical", "boolean") and test.kind == train.kind:
+            yield name, train, test, "categorical"
+
+
+def _column_drift(artifact):
+    """Per-feature drift from our own statistics: (weighted score, facts) best first."""
+    dataset = artifact.dataset
+    if dataset.train is None:
+        return []
+    n_train, n_test = effective_rows(artifact, "train"), effective_rows(artifact, "test")
+    unseen = dataset.comparison.unseen_category_fraction if dataset.comparison else {}
+    found = []
+    for name, train, test, kind in drift_measured_columns(artifact):
+        facts = {"feature": name}
+        if kind == "numeric":
             shift = numeric_shift(train, test, n_train, n_test)
             if shift is None:
                 continue
@@ -420,15 +434,13 @@ def _column_drift(artifact):
             facts.update(
                 shift=round(shift["shift"], 2), spread=round(shift["ratio"], 2), kind="numeric"
             )
-        elif train.kind in ("categorical", "boolean") and test.kind == train.kind:
+        else:
             p = train.top_fraction
             se = math.sqrt(max(p * (1 - p), 0.01) * (1.0 / n_train + 1.0 / n_test))
             raw = interp(significant(abs(test.top_fraction - p), se), TOP_SHARE_SCORE)
             if unseen.get(name, 0.0) >= 0.05:  # new categories: unseen_categories' job
                 raw *= 0.5
             facts.update(top_train=p, top_test=test.top_fraction, kind="categorical")
-        else:
-            continue
         if raw <= 0:
             continue
         weight = importance_weight(artifact, name)

@@ -45,6 +45,7 @@ from deepfix_agents.rules.feature_drift import (
     PeriodDriftHarm,
     _column_drift,
     _skipped_columns,
+    drift_measured_columns,
     effective_rows,
     importance_weight,
     multivariate_drift,
@@ -164,7 +165,7 @@ def only_large_movers(artifact) -> list[str]:
         for facts in drifting
     ):
         return []
-    if len(drifting) >= FEW_MOVERS_SHARE * _drift_measured_inputs(artifact):
+    if len(drifting) >= FEW_MOVERS_SHARE * sum(1 for _ in drift_measured_columns(artifact)):
         return []
     names = [facts["feature"] for facts in drifting]
     measured = artifact.intervention("shuffle_reads")
@@ -174,22 +175,6 @@ def only_large_movers(artifact) -> list[str]:
         # other inputs move the outputs, these never do: they cannot have moved them
         return []
     return names
-
-
-def _drift_measured_inputs(artifact) -> int:
-    """How many input columns a drift is measured on (as :func:`_column_drift` reads
-    them): numeric in both splits, or categorical or boolean in both."""
-    dataset = artifact.dataset
-    skipped = _skipped_columns(artifact)
-    count = 0
-    for name in dataset.input_columns:
-        if name in skipped:
-            continue
-        train, test = dataset.train.column(name), dataset.test.column(name)
-        if train is None or test is None or train.kind != test.kind:
-            continue
-        count += train.kind in ("numeric", "categorical", "boolean")
-    return count
 
 
 #: a joint shift needs at least this many numeric features moved beyond noise (one
