@@ -35,6 +35,14 @@ rule change passes before it lands.
     python benchmarks/corpus_split.py dump --cache DIR --out before.json [--calibrated]
     python benchmarks/corpus_split.py compare before.json after.json --list
 
+``misses`` sorts DEV's single-bug top-1 misses by how the finding that won relates to
+the case's clean twin: on the twin at the same or a higher severity (the workflow's own
+natural issue, there without the bug), on the twin at a lower severity (the bug's harm
+read as a natural issue's), or not on the twin; and whether the planted category is
+found at all. DEV only, the calibration (``--calibrated``) fitted on DEV datasets only.
+
+    python benchmarks/corpus_split.py misses --cache DIR [--calibrated] [--list]
+
 ``stage1`` re-runs the testing step (1 worker, or 2 with ``--workers 2``) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
 """
@@ -312,6 +320,82 @@ def failures_cmd(args) -> int:
     return 0
 
 
+#: severities in order, for "the same or a higher severity"
+SEVERITY_LEVEL = {"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
+MISS_KINDS = (
+    "winner on the clean twin, same or higher severity",
+    "winner on the clean twin, lower severity there",
+    "winner not on the clean twin",
+    "no clean twin",
+    "no findings",
+)
+
+
+def miss_kind(outcome, twin_findings: list[dict] | None) -> tuple[str, bool] | None:
+    """(kind, planted category found at all) for a single-bug case whose top finding is
+    not its planted category, None for a hit. ``twin_findings``: the findings of its
+    clean twin (:func:`clean_twin`), None when the twin is missing or invalid.
+
+    A winner that the clean twin shows at the same or a higher severity is the
+    workflow's own issue, there without the bug: ranking it first is no misreading of
+    the bug, the bug's harm is just not larger than it. One the twin shows at a lower
+    severity is usually the bug's harm credited to a natural issue (a cause read as
+    another's symptom); one the twin lacks is new with the bug."""
+    from mlflow_deepfix.bench.corpus.scoring import ranked_categories
+
+    names = set(outcome.names(outcome.expected[0]))
+    cats = ranked_categories(outcome.findings)
+    if cats and cats[0] in names:
+        return None
+    found = any(f["category"] in names for f in outcome.findings)
+    if not outcome.findings:
+        return MISS_KINDS[4], found
+    if twin_findings is None:
+        return MISS_KINDS[3], found
+    top = min(outcome.findings, key=lambda f: f.get("rank", 0))
+    there = {f["category"]: f["severity"] for f in twin_findings}
+    if top["category"] not in there:
+        return MISS_KINDS[2], found
+    if SEVERITY_LEVEL[there[top["category"]]] >= SEVERITY_LEVEL[top["severity"]]:
+        return MISS_KINDS[0], found
+    return MISS_KINDS[1], found
+
+
+def misses_cmd(args) -> int:
+    split = load_split()
+    outcomes = [o for o in with_definition(_outcomes(Path(args.cache)), "v4")
+                if o.dataset in split["dev"]]
+    if args.calibrated:
+        from mlflow_deepfix.bench.corpus.calibration import held_out_calibrated
+
+        outcomes = held_out_calibrated(outcomes)
+        if outcomes is None:
+            print("not enough findings to fit a calibration", file=sys.stderr)
+            return 2
+    twins = {o.case_id: o.findings for o in outcomes
+             if o.kind == "clean" and o.valid and not o.error}
+    counts: dict[tuple[str, bool], list[str]] = defaultdict(list)
+    n_single = 0
+    for o in outcomes:
+        if o.kind != "single" or not o.valid or o.error:
+            continue
+        n_single += 1
+        kind = miss_kind(o, twins.get(clean_twin(o.case_id)))
+        if kind is not None:
+            counts[kind].append(o.case_id)
+    n_miss = sum(len(v) for v in counts.values())
+    print(f"DEV single-bug cases {n_single}, top-1 misses {n_miss}")
+    for kind in MISS_KINDS:
+        for found in (True, False):
+            ids = counts.get((kind, found), [])
+            if ids:
+                print(f"  {len(ids):4d}  {kind}; planted {'found' if found else 'absent'}")
+                if args.list:
+                    for case_id in ids:
+                        print(f"          {case_id}")
+    return 0
+
+
 def stage1_cmd(args) -> int:
     from mlflow_deepfix.bench.corpus.cases import CaseSpec
     from mlflow_deepfix.bench.corpus.runner import cache_dir, run_stage1
@@ -440,6 +524,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--all", action="store_true")
     p.add_argument("--twin", action="store_true",
                    help="also print what was measured on the case and on its clean twin")
+    p = sub.add_parser("misses", help="DEV top-1 misses against their clean twins")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--calibrated", action="store_true",
+                   help="the calibration fitted leave-one-dataset-out on DEV datasets only")
+    p.add_argument("--list", action="store_true", help="list the case ids of each kind")
     p = sub.add_parser("stage1")
     p.add_argument("--reference", metavar="DIR",
                    help="a cache folder (e.g. CACHE_ROOT/v3-KEY) whose case ids to re-test "
@@ -470,7 +559,7 @@ def main(argv: list[str] | None = None) -> int:
         print(SPLIT_FILE.read_text())
         return 0
     return {"score": score_cmd, "failures": failures_cmd, "stage1": stage1_cmd,
-            "dump": dump_cmd, "compare": compare_cmd}[args.cmd](args)
+            "dump": dump_cmd, "compare": compare_cmd, "misses": misses_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":
