@@ -337,7 +337,9 @@ class PerformanceSummary(_Model):
     #: classification: predicted label -> share of *train* predictions (with
     #: ``prediction_distribution``, tells prediction drift from a biased model)
     train_prediction_distribution: dict[str, float] = Field(default_factory=dict)
-    #: regression: split -> ``mean`` / ``std`` of the model's predictions on that split
+    #: regression: split -> ``mean`` / ``std`` of the model's predictions on that split;
+    #: on test also ``distinct``, ``in_train_targets`` and ``train_target_distinct`` (the
+    #: set the predictions are drawn from, ``testing.performance._answer_set``)
     prediction_stats: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 

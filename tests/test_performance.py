@@ -360,3 +360,23 @@ def test_seg32_segment_score_new_fields_default_to_none():
                        overall_error=0.5)
     assert old.error_std is old.rest_error_std is old.sibling_n_rows is None
     assert old.sibling_error is old.sibling_baseline_error is None
+
+
+def test_pr50_regression_statistics_say_which_set_the_predictions_are_drawn_from():
+    """A classifier fitted on a numeric target answers only with training targets; a
+    regressor lands between them. The test statistics record how many distinct values
+    were predicted, how many distinct training targets there are, and the share of
+    predictions that equal one of them (what tells the two apart for a pyfunc)."""
+    y_train = np.arange(100, dtype=float) % 25
+    y_test = np.arange(40, dtype=float) % 20
+    classes = summarize_performance(task="regression", y_test=y_test, pred_test=y_test[::-1],
+                                    y_train=y_train, pred_train=y_train)
+    stats = classes.prediction_stats["test"]
+    assert stats["in_train_targets"] == 1.0
+    assert stats["distinct"] == 20.0 and stats["train_target_distinct"] == 25.0
+    between = summarize_performance(task="regression", y_test=y_test, pred_test=y_test + 0.37,
+                                    y_train=y_train, pred_train=y_train + 0.37)
+    assert between.prediction_stats["test"]["in_train_targets"] == 0.0
+    assert "in_train_targets" not in between.prediction_stats["train"]
+    alone = summarize_performance(task="regression", y_test=y_test, pred_test=y_test)
+    assert set(alone.prediction_stats["test"]) == {"mean", "std", "distinct"}

@@ -1949,6 +1949,45 @@ def test_wrong_task_type_healthy_regressor_and_proba_crash_hint():
     assert severity == "low" and "predict_proba:test" in title
 
 
+def _class_answers(share, *, distinct=40, targets=120, model_score=-0.5, kind="unknown"):
+    """A regression workflow whose model metadata says ``kind`` and whose test
+    predictions take ``distinct`` values, ``share`` of them training targets (of
+    ``targets`` distinct ones); the ladder's tree reaches 0.4 on 360 test rows."""
+    stats = {"mean": 150.0, "std": 75.0, "distinct": float(distinct),
+             "train_target_distinct": float(targets), "in_train_targets": share}
+    perf = PerformanceSummary(metric="r2", train_score=0.99, test_score=model_score,
+                              prediction_stats={"test": stats})
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", test_score=0.0),
+        BaselineResult(name="tree", metric="r2", test_score=0.4),
+    ]
+    return artifact(task="regression", performance=perf, baselines=baselines, n_test=360,
+                    model=ModelInfo(output_kind=kind))
+
+
+def test_wt50_a_pyfunc_answering_only_training_targets_is_a_classifier_on_a_regression_task():
+    """A pyfunc (no metadata) whose every test prediction is one of the training
+    target's values answers as a classifier: high when it also scores below the ladder
+    beyond noise, low on the outputs alone (a model that rounds onto an integer target
+    reads the same); nothing for a known regressor (a fully grown tree also repeats
+    training targets), for answers that are not all training targets, for a target
+    with only a handful of values, or from an artifact without the statistics."""
+    severity, title, signals = assess("wrong_task_type", _class_answers(1.0))
+    assert severity == "high"
+    assert "classifier on a regression task" in title
+    assert "100% of test predictions (40 distinct values) are one of the 120 values" in (
+        signals[0].evidence.detail)
+    assert "vs 0.400 for the tree baseline" in signals[0].evidence.detail
+    assert assess("wrong_task_type", _class_answers(1.0, model_score=0.39))[0] == "low"
+    assert assess("wrong_task_type", _class_answers(1.0, kind="continuous"))[0] == "info"
+    assert assess("wrong_task_type", _class_answers(0.9))[0] == "info"
+    assert assess("wrong_task_type", _class_answers(1.0, targets=8))[0] == "info"
+    assert assess("wrong_task_type", _class_answers(1.0, distinct=1))[0] == "info"
+    bare = _class_answers(1.0)
+    bare.performance.prediction_stats["test"].pop("in_train_targets")
+    assert assess("wrong_task_type", bare)[0] == "info"
+
+
 # --------------------------------------------------------------------------- unused_features
 
 

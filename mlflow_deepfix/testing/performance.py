@@ -384,6 +384,28 @@ def _infer_classes(y: Any, proba: Any) -> list[Any] | None:
     return ordered
 
 
+def _answer_set(pred: np.ndarray, y_train: Any) -> dict[str, float]:
+    """What set a regressor's test predictions are drawn from: ``distinct`` (how many
+    different values it predicts) and, with the training targets, ``in_train_targets``
+    (the share of predictions that equal one of them exactly) and
+    ``train_target_distinct`` (how many different training targets there are).
+
+    A regressor averages or weighs its training targets and lands between them; a
+    classifier fitted on a numeric target (each value a class) can only answer with a
+    training target. For a model whose flavour says neither (a pyfunc), these are the
+    only trace of a task mixed up at fitting (``wrong_task_type``)."""
+    found = {"distinct": float(np.unique(pred).size)}
+    if y_train is None:
+        return found
+    train = pd.to_numeric(pd.Series(np.asarray(y_train).ravel()), errors="coerce").to_numpy(float)
+    train = np.unique(train[np.isfinite(train)])
+    if not train.size:
+        return found
+    found["train_target_distinct"] = float(train.size)
+    found["in_train_targets"] = float(np.mean(np.isin(np.round(pred, 9), np.round(train, 9))))
+    return found
+
+
 def summarize_performance(
     *,
     task: str,
@@ -435,6 +457,7 @@ def summarize_performance(
                 out.setdefault("prediction_stats", {})[split] = {
                     "mean": float(np.mean(pred)),
                     "std": float(np.std(pred)),
+                    **_answer_set(pred, y_train if split == "test" else None),
                 }
             if split == "test" and y.size > 1:
                 spread = float(np.std(y))

@@ -4,13 +4,16 @@ A regressor evaluated as a classifier returns continuous numbers where class lab
 are expected (many distinct values, most of them no class at all); a classifier
 evaluated as a regressor can only return the handful of values it saw as classes.
 Read from the model's metadata (``output_kind``, ``classes``) and from the predictions'
-distribution; a crash of the probability path is a weak hint.
+distribution (for regression: the set the predictions are drawn from, when the metadata
+is silent, as for a pyfunc); a crash of the probability path is a weak hint.
 """
 
 from __future__ import annotations
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, pct
+from deepfix_agents.rules._ladder import best_baseline
+from deepfix_agents.rules._noise import sampling_noise
 from deepfix_agents.rules._runtime import crash_detail, crash_score, crashes_for
 
 REGRESSOR_AS_CLASSIFIER = 0.85
@@ -22,6 +25,17 @@ MISCONFIGURED_EVALUATION = 0.6
 #: predictions that are mostly not class labels, without model metadata
 UNKNOWN_OUTPUTS = 0.75
 PROBA_CRASH = 0.3
+#: regression, metadata silent (a pyfunc): the share of test predictions that equal one
+#: of the training targets from which the outputs are a classifier's. A regressor
+#: averages or weighs its training targets and lands between them; a classifier fitted
+#: on the target's values as classes can answer only with one of them, on every row
+ANSWERS_ARE_TARGETS = 0.99
+#: ... the outputs alone, without a measured cost: a model that rounds its answers onto
+#: an integer target's values reads the same (low)
+CLASS_ANSWERS_PRESENCE = 0.3
+#: ... and scoring below the baseline ladder's best rung on test by more than this many
+#: units of a score's sampling noise on the test rows: the measured cost (high)
+CLASS_ANSWERS_NOISE_UNITS = 2.0
 #: at most this many classes can be a genuinely categorical target
 MAX_CATEGORICAL = 10
 
@@ -34,6 +48,34 @@ def _label_set(artifact) -> set[str]:
     if dataset.train is not None:
         labels |= set(dataset.train.label_distribution)
     return labels - {"<other>"}
+
+
+def class_answers(artifact) -> dict | None:
+    """A regression model whose metadata is silent (no output kind, no classes: a pyfunc)
+    but whose test predictions are all training targets (``in_train_targets`` at least
+    ``ANSWERS_ARE_TARGETS``, at least two of them) on a target with more than
+    ``MAX_CATEGORICAL`` distinct values: a classifier's answers (each target value
+    learned as a class). With ``harmful`` when the model scores below the baseline
+    ladder's best rung by more than ``CLASS_ANSWERS_NOISE_UNITS`` sampling-noise units of
+    its test score. None otherwise (also without the statistics, from an artifact made
+    before they were recorded)."""
+    model = artifact.model
+    if artifact.task != "regression" or model.output_kind != "unknown" or model.classes:
+        return None
+    stats = (artifact.performance.prediction_stats or {}).get("test") or {}
+    share = stats.get("in_train_targets")
+    distinct, targets = stats.get("distinct"), stats.get("train_target_distinct")
+    if share is None or distinct is None or targets is None:
+        return None
+    if share < ANSWERS_ARE_TARGETS or distinct < 2 or targets <= MAX_CATEGORICAL:
+        return None
+    best, score = best_baseline(artifact), artifact.performance.test_score
+    n_test = artifact.dataset.test.n_rows if artifact.dataset.test is not None else 0
+    lag = None if best is None or score is None else best.test_score - score
+    harmful = lag is not None and lag > CLASS_ANSWERS_NOISE_UNITS * sampling_noise(n_test)
+    return {"share": share, "distinct": int(distinct), "targets": int(targets),
+            "harmful": harmful, "lag": lag, "best": best.name if best is not None else None,
+            "model_score": score}
 
 
 def _target_unique(artifact) -> int | None:
@@ -83,7 +125,10 @@ class WrongTaskType(Rule):
         "it has at most 10 classes and the target no more distinct values than that (the "
         "target is categorical: the evaluation's model_type is wrong); predictions mostly "
         "outside the label set with more distinct values than 2x the classes 0.75 (no "
-        "metadata needed); a crash of the probability path 0.3 (a hint)."
+        "metadata needed); regression with no metadata (a pyfunc): every test prediction "
+        "(99%) one of the training targets, on a target with more than 10 distinct values, "
+        "0.3, or 0.75 when the model also scores below the baseline ladder's best rung by "
+        "more than 2 sampling-noise units; a crash of the probability path 0.3 (a hint)."
     )
     explains = (
         "degenerate_predictions",
@@ -132,6 +177,31 @@ class WrongTaskType(Rule):
                     direction="regressor_for_classes",
                     outside=outside,
                 )
+            return
+        answers = class_answers(artifact)
+        if answers is not None:
+            detail = (
+                f"{pct(answers['share'])} of test predictions ({answers['distinct']} distinct "
+                f"values) are one of the {answers['targets']} values the training target "
+                "takes: the answers of a classifier, which can only name a value it saw as a "
+                "class (a regressor lands between them)"
+            )
+            if answers["harmful"]:
+                detail += (
+                    f"; it scores {answers['model_score']:.3f} on test vs "
+                    f"{answers['model_score'] + answers['lag']:.3f} for the {answers['best']} "
+                    "baseline"
+                )
+            yield self.signal(
+                "model",
+                score=UNKNOWN_OUTPUTS if answers["harmful"] else CLASS_ANSWERS_PRESENCE,
+                confidence=0.8 if answers["harmful"] else 0.6,
+                detail=detail,
+                value=answers["share"],
+                direction="class_answers_for_values",
+                distinct=answers["distinct"],
+                target_unique=answers["targets"],
+            )
             return
         if model.output_kind in ("class_labels", "probabilities") or model.classes:
             n_classes = len(model.classes)
@@ -195,6 +265,11 @@ class WrongTaskType(Rule):
             n = self.fact(signals, "n_classes")
             classes = f" with {n} classes" if n else ""
             return f"{estimator} is a classifier{classes} evaluated on a regression task"
+        if direction == "class_answers_for_values":
+            return (
+                "Every prediction is one of the training target's values: the model answers "
+                "as a classifier on a regression task"
+            )
         crash = self.fact(signals, "crash")
         shape = self.fact(signals, "output_shape")
         if crash and shape:
@@ -207,7 +282,7 @@ class WrongTaskType(Rule):
         return self.name
 
     def explanation(self, signals, artifact):
-        if self.fact(signals, "direction") == "classifier_for_values":
+        if self.fact(signals, "direction") in ("classifier_for_values", "class_answers_for_values"):
             return (
                 "The task is to predict a quantity, but the model is a classifier: it treats "
                 "every target value it saw as an unrelated category and can only answer with "
