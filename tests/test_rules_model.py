@@ -2917,6 +2917,40 @@ def test_spurious_relation_that_keeps_its_strength_is_no_broken_shortcut():
     assert max(s.score for s in rule.detect_model(case(0.01))) >= 0.6
 
 
+def test_sc50_a_refit_without_a_broken_shortcut_measures_its_harm():
+    """A feature linked to the label in training only, and a clone refitted without it
+    scoring 0.86 on test instead of 0.52 (noise 0.05): the shortcut's harm is measured,
+    critical, and the threshold that looks misplaced on test (the probabilities it drove)
+    is its symptom. Within 2 noise units, a refit that scores lower (a leak's), or a
+    feature whose relation held says nothing of the kind."""
+    from mlflow_deepfix.schemas import FeatureAssociationShift, SpuriousSummary
+
+    def case(change, *, test_association=0.0, noise=0.05):
+        held = test_association > 0.5
+        item = FeatureAssociationShift(
+            feature="batch", association_train=0.95, association_test=test_association,
+            change_low=-0.06 if held else -1.3, change_high=0.02 if held else -0.6,
+            marginal_shift=0.03,
+            importance_train=0.1, importance_test=0.005,
+        )
+        summary = SpuriousSummary(n_rows_train=500, n_rows_test=360, metric="accuracy",
+                                  features=[item], typical_importance_gap=0.0)
+        refit = Intervention(kind="drop_feature", category="target_leakage", target="batch",
+                             metric="f1_macro", score_before=0.52, score_after=0.52 + change,
+                             noise=noise, n_rows=360, model_used="clone")
+        return artifact().model_copy(update={"spurious": summary, "interventions": [refit]})
+
+    rule = RULES.get("spurious_correlation")()
+    (signal,) = rule.detect("intervention", case(0.34))
+    assert severity_for(signal.score) == "critical"
+    assert "refitted without 'batch', a clone of the model scores 0.860" in (
+        signal.evidence.detail)
+    assert "decision_threshold" in rule.explains_for(case(0.34))
+    for quiet in (case(0.09), case(-0.2), case(0.34, test_association=0.93)):
+        assert list(rule.detect("intervention", quiet)) == []
+        assert "decision_threshold" not in rule.explains_for(quiet)
+
+
 # --------------------------------------------------------------------------- constant_feature
 
 

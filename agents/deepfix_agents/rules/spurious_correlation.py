@@ -36,6 +36,11 @@ MIN_ASSOCIATION = 0.1
 SLICE_RELIANCE_SCORE = ((0.03, 0.0), (0.08, 0.3), (0.15, 0.5), (0.25, 0.7), (0.4, 0.85))
 SLICE_RELIANCE_SCORE_REGRESSION = ((0.05, 0.0), (0.1, 0.3), (0.2, 0.5), (0.35, 0.7),
                                    (0.5, 0.85))
+#: a refit without a broken feature (``drop_feature``) that scores higher on test by
+#: more than this many noise units of the change measures the shortcut's harm
+REFIT_NOISE_UNITS = 2.0
+#: what a refit refitted, in words
+_REFITTED = {"clone": "a clone of the model", "surrogate": "a surrogate of the model"}
 #: marginal shift (KS / total variation) above which drift is the likelier reading
 DRIFT_SHIFT = 0.2
 DRIFT_FACTOR = 0.5
@@ -223,7 +228,14 @@ class SpuriousCorrelation(Rule):
     )
 
     def explains_for(self, artifact):
-        """A shortcut that holds in training and breaks in evaluation makes the model
+        """With the shortcut's harm measured by a refit without it
+        (:meth:`refit_gains`), also the decision threshold: on the evaluation rows the
+        feature says nothing, so the probabilities it drove fall where the 0.5 cut-off
+        misses the class it marked, and a threshold tuned on those rows looks better. A
+        refit without the feature that wins the score back shows the cut-off is the
+        shortcut's symptom, not a misplaced threshold of its own.
+
+        A shortcut that holds in training and breaks in evaluation makes the model
         confidently wrong there: the calibration error is its symptom. Not a shifted
         prior (a class predicted far more often than it occurs on the model's own
         training rows too, where the shortcut still holds): class weights or resampling
@@ -233,6 +245,8 @@ class SpuriousCorrelation(Rule):
         segment's own failure accounts for (:func:`segment_failure_reads_as_slice`): the
         segment is then the cause, and both findings are reported."""
         explained = self.explains
+        if any(True for _ in self.refit_gains(artifact)):
+            explained = explained + ("decision_threshold",)
         if prior_shift(artifact) is not None or underconfident(artifact):
             explained = tuple(c for c in explained if c != "poor_calibration")
         if segment_failure_reads_as_slice(artifact):
@@ -282,6 +296,59 @@ class SpuriousCorrelation(Rule):
             )
         if outputs_are_decisions(artifact):
             yield from self._slice_only(summary, artifact.task)
+
+    def broken_features(self, artifact) -> dict:
+        """The features whose relation to the label broke between the splits (as
+        :meth:`detect_model` reads them), by name."""
+        summary = artifact.spurious
+        if summary is None:
+            return {}
+        return {
+            item.feature: item for item in summary.features
+            if broken(item) and association_is_relation(item, artifact)
+        }
+
+    def refit_gains(self, artifact):
+        """(item, refit) for each broken feature whose ``drop_feature`` refit scores
+        higher on test than the model by more than ``REFIT_NOISE_UNITS`` noise units:
+        a model fitted without the shortcut does better on the evaluation rows, so the
+        reliance on it is measured harm (a leak's refit scores lower instead)."""
+        for name, item in self.broken_features(artifact).items():
+            refit = artifact.intervention("drop_feature", name)
+            if refit is None or refit.change is None or not refit.noise:
+                continue
+            if refit.change > REFIT_NOISE_UNITS * refit.noise:
+                yield item, refit
+
+    def detect_intervention(self, artifact):
+        """The shortcut's harm measured: refitted without the broken feature, a clone of
+        the model scores higher on test (:meth:`refit_gains`); the gain, on the same
+        scale as the reliance lost (score units), is the score."""
+        for item, refit in self.refit_gains(artifact):
+            score = interp(refit.change, RELIANCE_SCORE)
+            drifted = item.marginal_shift >= DRIFT_SHIFT
+            if drifted:
+                score *= DRIFT_FACTOR
+            if score <= 0:
+                continue
+            yield self.signal(
+                "intervention",
+                score=score,
+                confidence=0.6 if drifted else 0.9,
+                detail=(
+                    f"refitted without {item.feature!r}, {_REFITTED.get(refit.model_used, 'the model')} "
+                    f"scores {refit.score_after:.3f} {refit.metric} on test instead of "
+                    f"{refit.score_before:.3f} (noise {refit.noise:.3f}): its training-only "
+                    "relation to the label costs the model that much"
+                ),
+                value=refit.change,
+                check="drop_feature",
+                feature=item.feature,
+                train=item.association_train,
+                test=item.association_test,
+                shift=item.marginal_shift,
+                drifted=drifted,
+            )
 
     def _slice_only(self, summary, task):
         """A relation that holds only inside one slice, applied by the model everywhere."""
