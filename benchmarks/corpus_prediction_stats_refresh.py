@@ -32,11 +32,7 @@ from pathlib import Path
 def refresh(record: dict) -> tuple[dict, str]:
     """(record, outcome): outcome is "refreshed", "skipped" (not a regression case with
     statistics) or "mismatch" (the rebuilt model's mean/std differ: old field kept)."""
-    from mlflow_deepfix.bench.corpus.cases import CaseSpec, _workflow
-    from mlflow_deepfix.bench.corpus.runner import _evaluation_dataset
-    from mlflow_deepfix.bench.corpus.workflow import fit_and_serve
-    from mlflow_deepfix.config import parse_config
-    from mlflow_deepfix.inputs import build_inputs
+    from mlflow_deepfix.bench.corpus.runner import served_inputs
     from mlflow_deepfix.testing.predictions import labelled, predict_all
     from mlflow_deepfix.testing.tabular import performance_summary
 
@@ -44,13 +40,7 @@ def refresh(record: dict) -> tuple[dict, str]:
     old = (artifact.get("performance") or {}).get("prediction_stats") or {}
     if artifact.get("task") != "regression" or "test" not in old:
         return record, "skipped"
-    spec = CaseSpec.from_id(record["case_id"])
-    served = fit_and_serve(_workflow(spec, with_bugs=True))
-    config = parse_config({"seed": spec.seed, "sample_size": 1000, "kb": False,
-                           "cache": False, "train_data": served.train, **served.config})
-    inputs = build_inputs(model=served.model,
-                          dataset=_evaluation_dataset(served.test, served.target),
-                          model_type=served.model_type, config=config)
+    _spec, _config, inputs = served_inputs(record["case_id"])
     test, train = labelled(inputs.test, inputs.target), labelled(inputs.train, inputs.target)
     predictions, _failures = predict_all(inputs, test, train)
     new = performance_summary(inputs, test, train, predictions).prediction_stats

@@ -23,11 +23,7 @@ from pathlib import Path
 
 
 def refresh(record: dict) -> dict:
-    from mlflow_deepfix.bench.corpus.cases import CaseSpec, _workflow
-    from mlflow_deepfix.bench.corpus.workflow import fit_and_serve
-    from mlflow_deepfix.bench.corpus.runner import _evaluation_dataset
-    from mlflow_deepfix.config import parse_config
-    from mlflow_deepfix.inputs import build_inputs
+    from mlflow_deepfix.bench.corpus.runner import served_inputs
     from mlflow_deepfix.testing.predictions import labelled
     from mlflow_deepfix.testing.spurious import measure_spurious
     from mlflow_deepfix.testing.stats import infer_cat_features
@@ -35,15 +31,9 @@ def refresh(record: dict) -> dict:
     artifact = record.get("artifact")
     if not artifact or artifact.get("spurious") is None:
         return record
-    spec = CaseSpec.from_id(record["case_id"])
     # the served model and frames only (build_case also refits the workflow without
     # its bug to measure harm: not needed here, and the most expensive part)
-    served = fit_and_serve(_workflow(spec, with_bugs=True))
-    config = parse_config({"seed": spec.seed, "sample_size": 1000, "kb": False,
-                           "cache": False, "train_data": served.train, **served.config})
-    inputs = build_inputs(model=served.model,
-                          dataset=_evaluation_dataset(served.test, served.target),
-                          model_type=served.model_type, config=config)
+    _spec, config, inputs = served_inputs(record["case_id"])
     target = inputs.target
     test, train = labelled(inputs.test, target), labelled(inputs.train, target)
     cat_features = inputs.cat_features

@@ -50,6 +50,34 @@ DRIFT_FACTOR = 0.5
 NON_LABEL_OUTPUTS = 0.5
 
 
+def broken_relations(artifact) -> dict:
+    """The features whose relation to the label broke between the splits and whose two
+    association readings measure that relation (:func:`broken`,
+    :func:`association_is_relation`), by name, in the summary's order."""
+    summary = artifact.spurious
+    if summary is None:
+        return {}
+    return {
+        item.feature: item for item in summary.features
+        if broken(item) and association_is_relation(item, artifact)
+    }
+
+
+def drift_discounted(score: float, item) -> tuple[float, bool]:
+    """(``score``, whether the feature's own distribution moved): halved (``DRIFT_FACTOR``)
+    when it moved by ``DRIFT_SHIFT`` or more, since drift is then the likelier reading of
+    a relation that changed."""
+    drifted = item.marginal_shift >= DRIFT_SHIFT
+    return (score * DRIFT_FACTOR if drifted else score), drifted
+
+
+def relation_facts(item, drifted: bool) -> dict:
+    """The facts a broken relation's signal carries (title, explanation, tests)."""
+    return {"feature": item.feature, "train": item.association_train,
+            "test": item.association_test, "shift": item.marginal_shift,
+            "drifted": drifted}
+
+
 def outputs_are_decisions(artifact) -> bool:
     """Whether the model's test outputs are class labels (always true for regression)."""
     if artifact.task == "regression":
@@ -150,7 +178,7 @@ def segment_failure_reads_as_slice(artifact) -> bool:
     summary = artifact.spurious
     if summary is None or not summary.slice_only or not outputs_are_decisions(artifact):
         return False
-    if any(broken(item) and association_is_relation(item, artifact) for item in summary.features):
+    if broken_relations(artifact):
         return False
     scored = _scored_slice_only(summary, artifact.task)
     if not scored:
@@ -257,9 +285,7 @@ class SpuriousCorrelation(Rule):
         summary = artifact.spurious
         if summary is None:
             return
-        for item in summary.features:
-            if not broken(item) or not association_is_relation(item, artifact):
-                continue
+        for item in broken_relations(artifact).values():
             # beyond what every feature loses when the model merely fits training better
             loss = item.importance_train - item.importance_test - max(
                 summary.typical_importance_gap, 0.0
@@ -270,9 +296,7 @@ class SpuriousCorrelation(Rule):
             # fitting the training rows (their noise), not by a shortcut that broke
             loss *= lost_share(item)
             score = interp(loss, RELIANCE_SCORE)
-            drifted = item.marginal_shift >= DRIFT_SHIFT
-            if drifted:
-                score *= DRIFT_FACTOR
+            score, drifted = drift_discounted(score, item)
             if score <= 0:
                 continue
             yield self.signal(
@@ -288,32 +312,17 @@ class SpuriousCorrelation(Rule):
                     f"{item.importance_test:.3f} on evaluation"
                 ),
                 value=loss,
-                feature=item.feature,
-                train=item.association_train,
-                test=item.association_test,
-                shift=item.marginal_shift,
-                drifted=drifted,
+                **relation_facts(item, drifted),
             )
         if outputs_are_decisions(artifact):
             yield from self._slice_only(summary, artifact.task)
-
-    def broken_features(self, artifact) -> dict:
-        """The features whose relation to the label broke between the splits (as
-        :meth:`detect_model` reads them), by name."""
-        summary = artifact.spurious
-        if summary is None:
-            return {}
-        return {
-            item.feature: item for item in summary.features
-            if broken(item) and association_is_relation(item, artifact)
-        }
 
     def refit_gains(self, artifact):
         """(item, refit) for each broken feature whose ``drop_feature`` refit scores
         higher on test than the model by more than ``REFIT_NOISE_UNITS`` noise units:
         a model fitted without the shortcut does better on the evaluation rows, so the
         reliance on it is measured harm (a leak's refit scores lower instead)."""
-        for name, item in self.broken_features(artifact).items():
+        for name, item in broken_relations(artifact).items():
             refit = artifact.intervention("drop_feature", name)
             if refit is None or refit.change is None or not refit.noise:
                 continue
@@ -326,9 +335,7 @@ class SpuriousCorrelation(Rule):
         scale as the reliance lost (score units), is the score."""
         for item, refit in self.refit_gains(artifact):
             score = interp(refit.change, RELIANCE_SCORE)
-            drifted = item.marginal_shift >= DRIFT_SHIFT
-            if drifted:
-                score *= DRIFT_FACTOR
+            score, drifted = drift_discounted(score, item)
             if score <= 0:
                 continue
             yield self.signal(
@@ -343,11 +350,7 @@ class SpuriousCorrelation(Rule):
                 ),
                 value=refit.change,
                 check="drop_feature",
-                feature=item.feature,
-                train=item.association_train,
-                test=item.association_test,
-                shift=item.marginal_shift,
-                drifted=drifted,
+                **relation_facts(item, drifted),
             )
 
     def _slice_only(self, summary, task):
@@ -355,9 +358,7 @@ class SpuriousCorrelation(Rule):
         table = _slice_reliance_table(task)
         for item in summary.slice_only:
             score = interp(item.reliance_outside, table)
-            drifted = item.marginal_shift >= DRIFT_SHIFT
-            if drifted:
-                score *= DRIFT_FACTOR
+            score, drifted = drift_discounted(score, item)
             if score <= 0:
                 continue
             where = f"{item.slice_feature} = {item.slice_value}"

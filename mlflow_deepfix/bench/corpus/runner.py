@@ -87,11 +87,43 @@ def _evaluation_dataset(test, target: str):
     return EvaluationDataset(test, targets=target, name="corpus-test")
 
 
+def evaluation_inputs(spec: CaseSpec, served: Any, *, sample_size: int = DEFAULT_SAMPLE_SIZE):
+    """(config, inputs) the testing step gets for a case's served model and frames: one
+    place, so that a refresh of one artifact section (``benchmarks/corpus_*_refresh.py``)
+    rebuilds exactly what stage 1 tested."""
+    from mlflow_deepfix.config import parse_config
+    from mlflow_deepfix.inputs import build_inputs
+
+    config = parse_config({
+        # no result cache: stage 1 is the cache, and every case must really be tested
+        "seed": spec.seed, "sample_size": sample_size, "kb": False, "cache": False,
+        "train_data": served.train, **served.config,
+    })
+    inputs = build_inputs(
+        model=served.model,
+        dataset=_evaluation_dataset(served.test, served.target),
+        model_type=served.model_type,
+        config=config,
+    )
+    return config, inputs
+
+
+def served_inputs(case_id: str, *, sample_size: int = DEFAULT_SAMPLE_SIZE):
+    """(spec, config, inputs) of a case's served model, built without the bug-free refit
+    that measures the planted bug's harm (the most expensive part of building a case,
+    and not needed to re-measure one artifact section)."""
+    from mlflow_deepfix.bench.corpus.cases import _workflow
+    from mlflow_deepfix.bench.corpus.workflow import fit_and_serve
+
+    spec = CaseSpec.from_id(case_id)
+    served = fit_and_serve(_workflow(spec, with_bugs=True))
+    config, inputs = evaluation_inputs(spec, served, sample_size=sample_size)
+    return spec, config, inputs
+
+
 def test_case(spec: CaseSpec, *, sample_size: int = DEFAULT_SAMPLE_SIZE) -> dict[str, Any]:
     """Build one case and run the real testing step on it: the cache record."""
     from mlflow_deepfix.bench.corpus.cases import build_case
-    from mlflow_deepfix.config import parse_config
-    from mlflow_deepfix.inputs import build_inputs
     from mlflow_deepfix.testing import run_testing
 
     started = time.perf_counter()
@@ -107,17 +139,7 @@ def test_case(spec: CaseSpec, *, sample_size: int = DEFAULT_SAMPLE_SIZE) -> dict
     record["build_seconds"] = round(time.perf_counter() - started, 3)
     served = built.served
     try:
-        config = parse_config({
-            # no result cache: stage 1 is the cache, and every case must really be tested
-            "seed": spec.seed, "sample_size": sample_size, "kb": False, "cache": False,
-            "train_data": served.train, **served.config,
-        })
-        inputs = build_inputs(
-            model=served.model,
-            dataset=_evaluation_dataset(served.test, served.target),
-            model_type=served.model_type,
-            config=config,
-        )
+        config, inputs = evaluation_inputs(spec, served, sample_size=sample_size)
         testing_started = time.perf_counter()
         artifact, _ = run_testing(inputs, config, progress=False)
         record["testing_seconds"] = round(time.perf_counter() - testing_started, 3)
