@@ -72,6 +72,8 @@ def _one(paths: tuple[Path, Path]) -> str:
 
 
 def _init() -> None:
+    """A worker process: quiet, one native thread (refits of small samples gain nothing
+    from more, and two workers share two cores)."""
     os.environ.setdefault("DISABLE_DEEPCHECKS_ANONYMOUS_TELEMETRY", "1")
     warnings.simplefilter("ignore")
     logging.basicConfig(level=logging.ERROR)
@@ -95,15 +97,22 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(p, args.dest / p.name) for p in sorted(args.source.glob("*.json"))
             if not (args.dest / p.name).exists()]
     counts: Counter = Counter()
+
+    def tally(results) -> None:
+        for outcome in tqdm(results, total=len(jobs), desc="refresh prediction_stats",
+                            unit="case"):
+            counts[outcome] += 1
+
     if args.workers == 1:
-        _init()
-        results = map(_one, jobs)
+        # in this process: its warning filters and thread limits are restored after
+        from threadpoolctl import threadpool_limits
+
+        with warnings.catch_warnings(), threadpool_limits(1):
+            warnings.simplefilter("ignore")
+            tally(map(_one, jobs))
     else:
-        pool = get_context("spawn").Pool(args.workers, initializer=_init)
-        results = pool.imap(_one, jobs, chunksize=4)
-    for outcome in tqdm(results, total=len(jobs), desc="refresh prediction_stats",
-                        unit="case"):
-        counts[outcome] += 1
+        with get_context("spawn").Pool(args.workers, initializer=_init) as pool:
+            tally(pool.imap(_one, jobs, chunksize=4))
     print(dict(counts))
     return 0 if not counts["mismatch"] and not counts["error"] else 1
 
