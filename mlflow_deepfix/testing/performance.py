@@ -85,16 +85,19 @@ def score_main_metric(task: str, y_true: Any, y_pred: Any) -> float:
     return _r2(y[keep], pred[keep])
 
 
-def _regression_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    def as_float(values: Any) -> np.ndarray:
-        array = np.asarray(values)
-        if array.ndim == 2 and array.shape[1] == 1:
-            array = array[:, 0]
-        return pd.to_numeric(pd.Series(array.ravel()), errors="coerce").to_numpy(
-            dtype=float, na_value=np.nan
-        )
+def _as_float(values: Any) -> np.ndarray:
+    """Targets or predictions as a flat float array (a one-column 2-D output
+    flattened), NaN where a value does not read as a number."""
+    array = np.asarray(values)
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    return pd.to_numeric(pd.Series(array.ravel()), errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan
+    )
 
-    return as_float(y_true), as_float(y_pred)
+
+def _regression_arrays(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+    return _as_float(y_true), _as_float(y_pred)
 
 
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
@@ -397,7 +400,7 @@ def _answer_set(pred: np.ndarray, y_train: Any) -> dict[str, float]:
     found = {"distinct": float(np.unique(pred).size)}
     if y_train is None:
         return found
-    train = pd.to_numeric(pd.Series(np.asarray(y_train).ravel()), errors="coerce").to_numpy(float)
+    train = _as_float(y_train)
     train = np.unique(train[np.isfinite(train)])
     if not train.size:
         return found
@@ -454,11 +457,10 @@ def summarize_performance(
         else:
             scores, y, pred = _regression_scores(y_true, y_pred)
             if pred.size:
-                out.setdefault("prediction_stats", {})[split] = {
-                    "mean": float(np.mean(pred)),
-                    "std": float(np.std(pred)),
-                    **_answer_set(pred, y_train if split == "test" else None),
-                }
+                stats = {"mean": float(np.mean(pred)), "std": float(np.std(pred))}
+                if split == "test":
+                    stats.update(_answer_set(pred, y_train))
+                out.setdefault("prediction_stats", {})[split] = stats
             if split == "test" and y.size > 1:
                 spread = float(np.std(y))
                 out["prediction_spread_ratio"] = (

@@ -273,7 +273,7 @@ class SpuriousCorrelation(Rule):
         segment's own failure accounts for (:func:`segment_failure_reads_as_slice`): the
         segment is then the cause, and both findings are reported."""
         explained = self.explains
-        if any(True for _ in self.refit_gains(artifact)):
+        if any(self.refit_gains(artifact)):  # it yields (item, refit) pairs, never falsy
             explained = explained + ("decision_threshold",)
         if prior_shift(artifact) is not None or underconfident(artifact):
             explained = tuple(c for c in explained if c != "poor_calibration")

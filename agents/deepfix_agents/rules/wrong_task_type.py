@@ -71,11 +71,12 @@ def class_answers(artifact) -> dict | None:
         return None
     best, score = best_baseline(artifact), artifact.performance.test_score
     n_test = artifact.dataset.test.n_rows if artifact.dataset.test is not None else 0
-    lag = None if best is None or score is None else best.test_score - score
-    harmful = lag is not None and lag > CLASS_ANSWERS_NOISE_UNITS * sampling_noise(n_test)
+    harmful = (
+        best is not None and score is not None
+        and best.test_score - score > CLASS_ANSWERS_NOISE_UNITS * sampling_noise(n_test)
+    )
     return {"share": share, "distinct": int(distinct), "targets": int(targets),
-            "harmful": harmful, "lag": lag, "best": best.name if best is not None else None,
-            "model_score": score}
+            "harmful": harmful, "best": best, "model_score": score}
 
 
 def _target_unique(artifact) -> int | None:
@@ -189,7 +190,7 @@ class WrongTaskType(Rule):
             if answers["harmful"]:
                 detail += (
                     f"; it scores {answers['model_score']:.3f} on test vs "
-                    f"{answers['model_score'] + answers['lag']:.3f} for the {answers['best']} "
+                    f"{answers['best'].test_score:.3f} for the {answers['best'].name} "
                     "baseline"
                 )
             yield self.signal(
