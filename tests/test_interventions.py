@@ -1705,3 +1705,39 @@ def test_tl34_a_strong_predictor_the_model_needs_others_beside_is_no_medium_leak
                               _dropped_other("c", 0.50))
     assert needed_beside(data, "a").target == "c"
     assert needed_beside(data, "c").target == "b"
+
+
+def _at_chance_with_outliers(refit_after):
+    """A model at chance (test f1 0.21 against 0.20 on shuffled labels, noise 0.03: labels
+    unrelated to the rows) on a column with extreme values, whose impute-and-refit (a
+    model that scored 0.10) scores ``refit_after``."""
+    from tests.test_rules_model import HEALTHY_PERF, modified
+
+    tail = col("a", q01=-2.3, q50=0.0, q99=2.3, max=5000.0, outlier_fraction=0.05)
+    base = artifact(
+        train_cols=[tail, col("b"), col("c"), col("d")],
+        performance=modified(HEALTHY_PERF, test_score=0.21, train_score=0.24),
+        baselines=[],
+    )
+    return with_interventions(
+        base, chance(0.21, 0.20, noise=0.03),
+        _imputed_outliers(0.10, refit_after, noise=0.02, n_rows=300),
+    )
+
+
+def test_ol51_a_refit_that_stays_at_chance_does_not_explain_the_chance_level():
+    """Imputing the extreme values gains 0.08 (4 noise units), but the refit still scores
+    no better than chance (0.18 against 0.20 +/- 2 x 0.03): what left the model at chance
+    would lift it off chance once removed, so the chance finding keeps its own name
+    beside the outliers'. A refit that reaches 0.60 is lifted off chance: the outliers
+    explain the chance level, folded into their finding."""
+    from deepfix_agents.rules.outliers import imputing_leaves_chance
+
+    stays = _at_chance_with_outliers(0.18)
+    assert imputing_leaves_chance(stays)
+    categories = [f.category for f in findings_of(stays)]
+    assert "underfitting" in categories and "outliers" in categories
+    lifted = _at_chance_with_outliers(0.60)
+    assert not imputing_leaves_chance(lifted)
+    categories = [f.category for f in findings_of(lifted)]
+    assert categories[0] == "outliers" and "underfitting" not in categories

@@ -263,6 +263,23 @@ def imputing_leaves_shortfall(artifact) -> bool:
     return refit_leaves_shortfall(artifact, artifact.intervention("impute_outliers"))
 
 
+def imputing_leaves_chance(artifact) -> bool:
+    """Whether the model is no better than chance and its refit with the extreme values
+    imputed (``impute_outliers``) still is: its score stays within :data:`NOISE_UNITS`
+    noise units of chance (or below it), whatever it gained (:func:`sized_gain` false).
+
+    What left a model at chance lifts it off chance once removed. A refit that gains a
+    little below chance (a surrogate on permuted labels going from 0.08 to 0.13 against
+    a chance level of 0.16) measures noise around chance, not the cause of it: the chance
+    finding keeps its own name (labels unrelated to the rows, a model that learned
+    nothing) instead of being folded into the outliers as their symptom."""
+    chance = at_chance(artifact)
+    clip = artifact.intervention("impute_outliers")
+    if chance is None or clip is None or clip.change is None:
+        return False
+    return not sized_gain(clip, chance)
+
+
 def extreme_columns(artifact) -> set[str]:
     """The columns the outlier statistics flag in either split: at least 0.5 % of values
     beyond the fences, or any infinity (what this rule's finding is about, and so all a
@@ -724,14 +741,15 @@ class Outliers(Rule):
         of a column that has outliers (see :func:`segment_in_tail`); a weak segment in
         the bulk of the values, or on other columns, is another bug. And they explain
         underfitting only as far as imputing them closes the model's shortfall against the
-        ladder (:func:`imputing_leaves_shortfall`)."""
+        ladder (:func:`imputing_leaves_shortfall`), and a model at chance only when imputing
+        them lifts it off chance (:func:`imputing_leaves_chance`)."""
         extreme = extreme_columns(artifact)
         dropped = set()
         if any(name not in extreme for name in large_feature_shifts(artifact)):
             dropped.add("feature_drift")
         if segment_in_tail(artifact, extreme) is False:
             dropped.add("weak_segment")
-        if imputing_leaves_shortfall(artifact):
+        if imputing_leaves_shortfall(artifact) or imputing_leaves_chance(artifact):
             # the model stays weak with the values imputed: its shortfall is its own
             dropped.add("underfitting")
         return tuple(c for c in self.explains if c not in dropped)
