@@ -42,12 +42,15 @@ from mlflow_deepfix.inputs.spark import (
     prepare_tables,
     stratified_sample,
 )
+from mlflow_deepfix.testing import spark_stats
 from mlflow_deepfix.testing.performance import summarize_performance
 from mlflow_deepfix.testing.spark_stats import (
     KS_APPROX_ERROR,
     _classification_from_confusion,
     _column_drift,
+    _distinct_targets,
     _in_spark,
+    _regression_from_sums,
     full_table_summary,
 )
 from mlflow_deepfix.testing.stats import summarize_dataset
@@ -439,6 +442,74 @@ def test_full_table_scores_from_the_confusion_table_equal_the_pandas_scores():
     assert distribution == pytest.approx(pandas_scores.prediction_distribution, rel=1e-12)
 
 
+def test_full_table_answer_set_equals_the_pandas_path(spark, monkeypatch):
+    """The answer-set statistics wrong_task_type reads for a pyfunc regressor (issue 12,
+    stop 51): over the full tables, a classifier's answers (training targets only) and a
+    regressor's (between them) give what the pandas path records on the same rows; a
+    NaN prediction counts as in the pandas path (left out); with more distinct targets
+    than are looked up, the share is not recorded rather than guessed."""
+    rng = np.random.default_rng(11)
+    y_train = rng.integers(0, 40, 3000).astype(float)
+    y_test = rng.integers(0, 40, 800).astype(float)
+    classifier = rng.choice(y_train[:300], 800)
+    classifier[:5] = np.nan
+    regressor = y_test + rng.normal(0.0, 0.3, 800)
+    train = spark.createDataFrame(pd.DataFrame({"count": y_train}))
+    targets = _distinct_targets(train, "count")
+    assert targets[1] == 40
+    shares = []
+    for pred in (classifier, regressor):
+        expected = summarize_performance(task="regression", y_test=y_test, pred_test=pred,
+                                         y_train=y_train).prediction_stats["test"]
+        predicted = spark.createDataFrame(pd.DataFrame({"y": y_test, "p": pred}))
+        _, update = _regression_from_sums(predicted, targets)
+        got = update["prediction_stats"]["test"]
+        assert got["in_train_targets"] == pytest.approx(expected["in_train_targets"], abs=1e-12)
+        assert got["train_target_distinct"] == expected["train_target_distinct"] == 40
+        assert got["distinct"] == pytest.approx(expected["distinct"], rel=0.15)  # HyperLogLog
+        assert got["mean"] == pytest.approx(expected["mean"], rel=1e-9)
+        shares.append(got["in_train_targets"])
+    # the classifier answers only with training targets; the regressor between them
+    assert shares[0] == 1.0 and shares[1] < 0.2
+    monkeypatch.setattr(spark_stats, "MAX_TARGETS_LOOKED_UP", 10)
+    _, update = _regression_from_sums(predicted, targets)
+    assert "in_train_targets" not in update["prediction_stats"]["test"]
+    _, update = _regression_from_sums(predicted)
+    assert set(update["prediction_stats"]["test"]) == {"mean", "std"}
+
+
+def test_a_pyfunc_classifier_on_a_count_target_is_named_from_spark_tables(spark, tracking_uri):
+    """The Spark path records the answer set over the full tables (it kept only the mean
+    and spread before), so a pyfunc hiding a classifier fitted on a count target is
+    named there too, as on pandas input (tests/test_wrong_task_pyfunc.py)."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from tests.test_wrong_task_pyfunc import _counts, _Served
+
+    train, test = _counts()
+    features = ["x0", "x1", "x2", "x3"]
+    model = RandomForestClassifier(n_estimators=30, random_state=0).fit(
+        train[features], train["visits"])
+    spark_train, spark_test = spark.createDataFrame(train), spark.createDataFrame(test)
+    with mlflow.start_run() as run:
+        info = mlflow.pyfunc.log_model(name="model", python_model=_Served(model, features),
+                                       input_example=train[features].head(3),
+                                       pip_requirements=["scikit-learn", "pandas"])
+        mlflow.models.evaluate(info.model_uri, spark_test, targets="visits",
+                               model_type="regressor", evaluators=["deepfix"],
+                               evaluator_config={"deepfix": {"train_data": spark_train,
+                                                             "eval_data": spark_test,
+                                                             "kb": False}})
+    artifact = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/artifact_data.json")
+    assert any("mlflow.pyfunc.spark_udf" in n for n in artifact["notes"])
+    stats = artifact["performance"]["prediction_stats"]["test"]
+    assert stats["in_train_targets"] == 1.0
+    assert stats["train_target_distinct"] == train["visits"].nunique()
+    assert 2 <= stats["distinct"] <= train["visits"].nunique()
+    findings = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/findings.json")
+    assert "wrong_task_type" in {f["category"] for f in findings["findings"]}
+
+
 def test_driver_samples_are_bounded_seeded_and_stratified(spark):
     table = spark_table(spark, 30_000, seed=7)
     counts = {r["label"]: r["count"] for r in table.groupBy("label").count().collect()}
@@ -479,7 +550,6 @@ def test_a_spark_row_changed_outside_the_driver_sample_is_a_cache_miss(
     """The result cache keys Spark input by the full tables, not by the driver samples:
     one row changed outside the sample is a miss, an identical table a hit whose
     artifact holds the full-table statistics (and no Spark statistics are recomputed)."""
-    import mlflow_deepfix.testing.spark_stats as spark_stats
     from mlflow_deepfix import cache
 
     monkeypatch.setenv(cache.ENV_DIR, str(tmp_path / "deepfix-cache"))

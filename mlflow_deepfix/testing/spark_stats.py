@@ -789,10 +789,12 @@ def full_table_summary(
 
 def full_table_performance(
     sample: PerformanceSummary, *, test: Any, target: str, task: str,
-    feature_names: list[str], model_uri: str | None,
+    feature_names: list[str], model_uri: str | None, train: Any = None,
 ) -> tuple[PerformanceSummary, list[str]]:
     """The test split's label-based scores and prediction shares over every row of
-    ``test``, predicted in Spark through ``mlflow.pyfunc.spark_udf``."""
+    ``test``, predicted in Spark through ``mlflow.pyfunc.spark_udf``; for regression with
+    a ``train`` table, also the answer set of the predictions against every training
+    target (:func:`_regression_from_sums`)."""
     import mlflow.pyfunc
     from pyspark.sql import functions as F
 
@@ -817,7 +819,8 @@ def full_table_performance(
         )
         update: dict[str, Any] = {"prediction_distribution": distribution}
     else:
-        scores, update = _regression_from_sums(predicted)
+        targets = _distinct_targets(train, target) if train is not None else None
+        scores, update = _regression_from_sums(predicted, targets)
     merged = {**sample.scores.get("test", {}), **scores}
     update["scores"] = {**sample.scores, "test": merged}
     metric = sample.metric or ("f1_macro" if classification else "r2")
@@ -871,13 +874,56 @@ def _classification_from_confusion(rows: list[Any]) -> tuple[dict[str, float], d
     return scores, _shares(n_pred, _MAX_DISTRIBUTION_KEYS)
 
 
-def _regression_from_sums(predicted: Any) -> tuple[dict[str, float], dict[str, Any]]:
+#: the most distinct training targets the test predictions are looked up in (a broadcast
+#: join): a target with more distinct values is continuous, and no classifier was fitted
+#: with that many classes, so the answer-set share is not recorded beyond it
+MAX_TARGETS_LOOKED_UP = 100_000
+
+
+def _finite_double(column: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    return ~F.isnan(column) & column.isNotNull() & (F.abs(column) != F.lit(_INF))
+
+
+def _distinct_targets(train: Any, target: str) -> tuple[Any, int] | None:
+    """(the distinct finite training targets, rounded to 9 decimals as the pandas path
+    compares them, as a one-column frame ``t``; how many there are), or None without the
+    target column. Computed over every training row (no model call)."""
+    from pyspark.sql import functions as F
+
+    if target not in train.columns:
+        return None
+    value = F.round(_c(target).cast("double"), 9)
+    values = train.select(value.alias("t")).where(_finite_double(F.col("t"))).distinct()
+    return values, int(values.count())
+
+
+def _regression_from_sums(predicted: Any, targets: tuple[Any, int] | None = None,
+                          ) -> tuple[dict[str, float], dict[str, Any]]:
+    """The pandas path's regression scores and test prediction statistics from one pass
+    over (label ``y``, prediction ``p``) rows. With ``targets`` (:func:`_distinct_targets`)
+    the statistics also hold the answer set, as ``performance._answer_set`` records it:
+    ``distinct`` predictions (HyperLogLog at its default 5% relative error, in practice
+    exact at the handful of values a classifier answers with; 1% costs 1 s more per
+    million rows), ``train_target_distinct`` and ``in_train_targets``, the share of
+    predictions equal to a training target (the predictions are joined to the distinct
+    targets by broadcast, in the same pass; skipped beyond ``MAX_TARGETS_LOOKED_UP``).
+    Measured on 1M cached (label, prediction) rows against 200k training rows,
+    ``local[2]``: +0.4 to +0.9 s over the scores alone, before the model's own pass."""
     from pyspark.sql import functions as F
 
     y, p = F.col("y").cast("double"), F.col("p").cast("double")
-    finite_y = ~F.isnan(y) & y.isNotNull() & (F.abs(y) != F.lit(_INF))
-    finite_p = ~F.isnan(p) & p.isNotNull() & (F.abs(p) != F.lit(_INF))
+    finite_y, finite_p = _finite_double(y), _finite_double(p)
     both = finite_y & finite_p
+    answers = []
+    if targets is not None:
+        values, n_targets = targets
+        answers.append(F.approx_count_distinct(F.when(both, p)).alias("distinct_p"))
+        if 0 < n_targets <= MAX_TARGETS_LOOKED_UP:
+            predicted = predicted.join(F.broadcast(values), F.round(p, 9) == F.col("t"), "left")
+            answers.append(
+                F.sum((both & F.col("t").isNotNull()).cast("long")).alias("in_targets"))
     row = predicted.agg(
         F.count(F.lit(1)).alias("n"),
         F.sum((~finite_p).cast("long")).alias("nan_p"),
@@ -889,6 +935,7 @@ def _regression_from_sums(predicted: Any) -> tuple[dict[str, float], dict[str, A
         F.stddev_pop(F.when(both, p)).alias("std_p"),
         F.avg(F.when(both, (p - y) ** 2)).alias("mse"),
         F.avg(F.when(both, F.abs(p - y))).alias("mae"),
+        *answers,
     ).first()
     scores = {"n_rows": float(row["n"]), "nan_predictions": float(row["nan_p"] or 0),
               "missing_labels": float(row["nan_y"] or 0)}
@@ -900,8 +947,14 @@ def _regression_from_sums(predicted: Any) -> tuple[dict[str, float], dict[str, A
         if k >= 2:
             scores["r2"] = (1.0 if mse == 0 else 0.0) if variance == 0 else 1.0 - mse / variance
         scores.update(rmse=float(np.sqrt(mse)), mae=float(row["mae"]))
-        update["prediction_stats"] = {"test": {"mean": float(row["mean_p"]),
-                                               "std": float(row["std_p"])}}
+        stats = {"mean": float(row["mean_p"]), "std": float(row["std_p"])}
+        if targets is not None:
+            stats["distinct"] = float(row["distinct_p"])
+            if targets[1]:
+                stats["train_target_distinct"] = float(targets[1])
+            if "in_targets" in row.asDict():
+                stats["in_train_targets"] = float(row["in_targets"]) / k
+        update["prediction_stats"] = {"test": stats}
         if k > 1:
             spread = float(row["std_y"])
             update["prediction_spread_ratio"] = float(row["std_p"]) / spread if spread > 0 else None
@@ -1014,6 +1067,7 @@ def complete_with_full_tables(artifact: Any, inputs: Any, full: Any) -> Any:
             lambda: full_table_performance(
                 artifact.performance, test=full.test, target=full.target, task=artifact.task,
                 feature_names=list(inputs.feature_names), model_uri=full.model_uri,
+                train=train,
             ),
             full, notes,
         )
