@@ -41,7 +41,14 @@ natural issue, there without the bug), on the twin at a lower severity (the bug'
 read as a natural issue's), or not on the twin; and whether the planted category is
 found at all. DEV only, the calibration (``--calibrated``) fitted on DEV datasets only.
 
-    python benchmarks/corpus_split.py misses --cache DIR [--calibrated] [--list]
+    python benchmarks/corpus_split.py misses --cache DIR [--calibrated] [--list] [--by-harm]
+
+``misses --by-harm`` also sorts DEV's single-bug cases by how far the planted bug's cost
+to the test score (``score_drop``: the clean twin's score minus the case's) stands out
+from that score's noise (the ``chance_level`` measurement's standard error, at least
+0.5/sqrt(test rows)), and prints top-1 and top-3 per band: where the bug costs the score
+many noise units, and where its cost is within noise (or it costs none: a leak or an
+overlap inflates the score instead).
 
 ``stage1`` re-runs the testing step (1 worker, or 2 with ``--workers 2``) on the cases of a reference cache, in an
 order that interleaves categories and the two halves, so any prefix is balanced.
@@ -361,6 +368,54 @@ def miss_kind(outcome, twin_findings: list[dict] | None) -> tuple[str, bool] | N
     return MISS_KINDS[1], found
 
 
+#: bands of the planted bug's cost to the test score, in noise units (see ``--by-harm``)
+HARM_BANDS = ((0.0, "below 0 (no cost: the score held or rose)"), (1.0, "0 to 1"),
+              (2.0, "1 to 2"), (4.0, "2 to 4"), (float("inf"), "4 or more"))
+
+
+def harm_units(outcome, artifact: dict) -> float | None:
+    """The planted bug's cost to the test score (``score_drop`` against the clean twin)
+    over the test score's noise: the ``chance_level`` measurement's standard error, at
+    least the sampling noise 0.5/sqrt(test rows). None without the cost."""
+    drop = (outcome.harm or {}).get("score_drop")
+    if drop is None:
+        return None
+    chance = next((i for i in artifact.get("interventions") or []
+                   if i.get("kind") == "chance_level"), None)
+    n_test = ((artifact.get("dataset") or {}).get("test") or {}).get("n_rows") or 0
+    noise = max((chance or {}).get("noise") or 0.0, 0.5 / n_test ** 0.5 if n_test else 0.0)
+    return drop / noise if noise > 0 else None
+
+
+def harm_band(units: float | None) -> str:
+    if units is None:
+        return "not measured"
+    return next(name for bound, name in HARM_BANDS if units < bound)
+
+
+def _by_harm(outcomes, cache: Path) -> None:
+    """Top-1 and top-3 of DEV's valid single-bug cases per band of :func:`harm_units`."""
+    from mlflow_deepfix.bench.corpus.scoring import ranked_categories
+
+    bands: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for o in outcomes:
+        if o.kind != "single" or not o.valid or o.error:
+            continue
+        path = cache / f"{o.case_id}.json"
+        artifact = json.loads(path.read_text()).get("artifact") or {} if path.exists() else {}
+        names = set(o.names(o.expected[0]))
+        cats = ranked_categories(o.findings)
+        row = bands[harm_band(harm_units(o, artifact))]
+        row[0] += 1
+        row[1] += bool(cats) and cats[0] in names
+        row[2] += any(c in names for c in cats[:3])
+    print("by the planted bug's cost to the test score, in noise units:")
+    for name in [n for _, n in HARM_BANDS] + ["not measured"]:
+        n, top1, top3 = bands.get(name, (0, 0, 0))
+        if n:
+            print(f"  {name:42s} cases {n:4d}  top-1 {top1 / n:.3f}  top-3 {top3 / n:.3f}")
+
+
 def misses_cmd(args) -> int:
     split = load_split()
     outcomes = [o for o in with_definition(_outcomes(Path(args.cache)), "v4")
@@ -393,6 +448,8 @@ def misses_cmd(args) -> int:
                 if args.list:
                     for case_id in ids:
                         print(f"          {case_id}")
+    if args.by_harm:
+        _by_harm(outcomes, Path(args.cache))
     return 0
 
 
@@ -529,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calibrated", action="store_true",
                    help="the calibration fitted leave-one-dataset-out on DEV datasets only")
     p.add_argument("--list", action="store_true", help="list the case ids of each kind")
+    p.add_argument("--by-harm", action="store_true",
+                   help="top-1 and top-3 by the planted bug's cost to the score, in noise units")
     p = sub.add_parser("stage1")
     p.add_argument("--reference", metavar="DIR",
                    help="a cache folder (e.g. CACHE_ROOT/v3-KEY) whose case ids to re-test "

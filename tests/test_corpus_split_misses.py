@@ -79,3 +79,51 @@ def test_misses_reads_dev_only_and_pairs_each_case_with_its_twin(monkeypatch, ca
     assert "1  winner on the clean twin, lower severity there; planted found" in out
     assert "outliers.iris.knn.unit.s0" in out
     assert "digits" not in out
+
+
+@dataclass
+class _Harmed(_Outcome):
+    harm: dict = field(default_factory=dict)
+
+
+def _artifact(n_rows, noise=None):
+    interventions = [] if noise is None else [{"kind": "chance_level", "noise": noise}]
+    return {"dataset": {"test": {"n_rows": n_rows}}, "interventions": interventions}
+
+
+def test_harm_units_read_the_cost_against_the_test_scores_noise():
+    case = _Harmed("outliers.iris.svm.unit.s0", harm={"score_drop": 0.2})
+    # the chance measurement's standard error when it is the larger ...
+    assert corpus_split.harm_units(case, _artifact(100, noise=0.1)) == 2.0
+    # ... else the sampling noise 0.5/sqrt(rows)
+    assert corpus_split.harm_units(case, _artifact(100, noise=0.01)) == 4.0
+    assert corpus_split.harm_units(_Harmed("x.iris.svm.u.s0"), _artifact(100)) is None
+    assert corpus_split.harm_band(-0.5).startswith("below 0")
+    assert corpus_split.harm_band(1.5) == "1 to 2"
+    assert corpus_split.harm_band(4.0) == "4 or more"
+    assert corpus_split.harm_band(None) == "not measured"
+
+
+def test_misses_by_harm_counts_dev_hits_per_band(monkeypatch, capsys, tmp_path):
+    import json
+
+    outcomes = [
+        # 4.5 noise units, hit; 4.5, miss; 0.5, hit; a sealed dataset's case is never read
+        _Harmed("outliers.iris.svm.unit.s0", [_f("outliers", "high", 1)], harm={"score_drop": 0.45}),
+        _Harmed("outliers.iris.knn.unit.s0", [_f("overfitting", "high", 1),
+                                              _f("outliers", "low", 2)], harm={"score_drop": 0.45}),
+        _Harmed("outliers.iris.mlp.unit.s0", [_f("outliers", "low", 1)], harm={"score_drop": 0.05}),
+        _Harmed("outliers.digits.svm.unit.s0", [_f("overfitting", "high", 1)],
+                harm={"score_drop": 0.45}),
+    ]
+    for o in outcomes:
+        (tmp_path / f"{o.case_id}.json").write_text(json.dumps({"artifact": _artifact(25)}))
+    monkeypatch.setattr(corpus_split, "_outcomes", lambda cache: outcomes)
+    monkeypatch.setattr(corpus_split, "with_definition", lambda o, d: o)
+    monkeypatch.setattr(corpus_split, "load_split",
+                        lambda: {"dev": ["iris"], "held_out": ["digits"], "fresh": []})
+    assert corpus_split.main(["misses", "--cache", str(tmp_path), "--by-harm"]) == 0
+    out = capsys.readouterr().out
+    assert "4 or more" in out and "cases    2  top-1 0.500  top-3 1.000" in out
+    assert "0 to 1" in out and "cases    1  top-1 1.000  top-3 1.000" in out
+    assert "1 to 2" not in out
