@@ -328,13 +328,17 @@ def test_ol50_extreme_values_explain_only_the_shortfall_their_imputation_closes(
     0.84, level with the rung, explains the shortfall, folded into the outliers finding."""
     from deepfix_agents.rules.outliers import imputing_leaves_shortfall
 
-    weak = _too_simple_with_outliers(0.48)
-    assert imputing_leaves_shortfall(weak)
-    categories = [f.category for f in findings_of(weak)]
+    weak, closed = _too_simple_with_outliers(0.48), _too_simple_with_outliers(0.84)
+    assert imputing_leaves_shortfall(weak) and not imputing_leaves_shortfall(closed)
+    _underfitting_kept_then_folded(weak, closed)
+
+
+def _underfitting_kept_then_folded(kept, folded):
+    """``kept`` shows underfitting beside the outliers; in ``folded`` the outliers come
+    first and underfitting is folded into them."""
+    categories = [f.category for f in findings_of(kept)]
     assert "underfitting" in categories and "outliers" in categories
-    closed = _too_simple_with_outliers(0.84)
-    assert not imputing_leaves_shortfall(closed)
-    categories = [f.category for f in findings_of(closed)]
+    categories = [f.category for f in findings_of(folded)]
     assert categories[0] == "outliers" and "underfitting" not in categories
 
 
@@ -1733,11 +1737,6 @@ def test_ol51_a_refit_that_stays_at_chance_does_not_explain_the_chance_level():
     explain the chance level, folded into their finding."""
     from deepfix_agents.rules.outliers import imputing_leaves_chance
 
-    stays = _at_chance_with_outliers(0.18)
-    assert imputing_leaves_chance(stays)
-    categories = [f.category for f in findings_of(stays)]
-    assert "underfitting" in categories and "outliers" in categories
-    lifted = _at_chance_with_outliers(0.60)
-    assert not imputing_leaves_chance(lifted)
-    categories = [f.category for f in findings_of(lifted)]
-    assert categories[0] == "outliers" and "underfitting" not in categories
+    stays, lifted = _at_chance_with_outliers(0.18), _at_chance_with_outliers(0.60)
+    assert imputing_leaves_chance(stays) and not imputing_leaves_chance(lifted)
+    _underfitting_kept_then_folded(stays, lifted)
