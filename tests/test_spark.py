@@ -502,6 +502,9 @@ def test_a_pyfunc_classifier_on_a_count_target_is_named_from_spark_tables(spark,
                                                              "kb": False}})
     artifact = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/artifact_data.json")
     assert any("mlflow.pyfunc.spark_udf" in n for n in artifact["notes"])
+    # the training rows' statistics stay the driver sample's (label and prediction
+    # drift compare them with the test rows'): the full-table step used to drop them
+    assert set(artifact["performance"]["prediction_stats"]) == {"train", "test"}
     stats = artifact["performance"]["prediction_stats"]["test"]
     assert stats["in_train_targets"] == 1.0
     assert stats["train_target_distinct"] == train["visits"].nunique()

@@ -821,6 +821,11 @@ def full_table_performance(
     else:
         targets = _distinct_targets(train, target) if train is not None else None
         scores, update = _regression_from_sums(predicted, targets)
+        if "prediction_stats" in update:
+            # the full table's test statistics; the training rows' stay the sample's, as
+            # the train scores do (label and prediction drift compare the two)
+            update["prediction_stats"] = {**sample.prediction_stats,
+                                          **update["prediction_stats"]}
     merged = {**sample.scores.get("test", {}), **scores}
     update["scores"] = {**sample.scores, "test": merged}
     metric = sample.metric or ("f1_macro" if classification else "r2")
