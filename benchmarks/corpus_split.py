@@ -377,13 +377,15 @@ def harm_units(outcome, artifact: dict) -> float | None:
     """The planted bug's cost to the test score (``score_drop`` against the clean twin)
     over the test score's noise: the ``chance_level`` measurement's standard error, at
     least the sampling noise 0.5/sqrt(test rows). None without the cost."""
+    from deepfix_agents.rules._noise import sampling_noise
+
     drop = (outcome.harm or {}).get("score_drop")
     if drop is None:
         return None
     chance = next((i for i in artifact.get("interventions") or []
                    if i.get("kind") == "chance_level"), None)
     n_test = ((artifact.get("dataset") or {}).get("test") or {}).get("n_rows") or 0
-    noise = max((chance or {}).get("noise") or 0.0, 0.5 / n_test ** 0.5 if n_test else 0.0)
+    noise = max((chance or {}).get("noise") or 0.0, sampling_noise(n_test) if n_test else 0.0)
     return drop / noise if noise > 0 else None
 
 

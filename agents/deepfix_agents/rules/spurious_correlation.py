@@ -39,8 +39,6 @@ SLICE_RELIANCE_SCORE_REGRESSION = ((0.05, 0.0), (0.1, 0.3), (0.2, 0.5), (0.35, 0
 #: a refit without a broken feature (``drop_feature``) that scores higher on test by
 #: more than this many noise units of the change measures the shortcut's harm
 REFIT_NOISE_UNITS = 2.0
-#: what a refit refitted, in words
-_REFITTED = {"clone": "a clone of the model", "surrogate": "a surrogate of the model"}
 #: marginal shift (KS / total variation) above which drift is the likelier reading
 DRIFT_SHIFT = 0.2
 DRIFT_FACTOR = 0.5
@@ -343,7 +341,7 @@ class SpuriousCorrelation(Rule):
                 score=score,
                 confidence=0.6 if drifted else 0.9,
                 detail=(
-                    f"refitted without {item.feature!r}, {_REFITTED.get(refit.model_used, 'the model')} "
+                    f"refitted without {item.feature!r}, a {refit.model_used} of the model "
                     f"scores {refit.score_after:.3f} {refit.metric} on test instead of "
                     f"{refit.score_before:.3f} (noise {refit.noise:.3f}): its training-only "
                     "relation to the label costs the model that much"
