@@ -285,6 +285,8 @@ def run_bench(
     from mlflow.tracking import MlflowClient
     from tqdm.auto import tqdm
 
+    from mlflow_deepfix._progress import bar_options
+
     if baseline is not None and baseline not in BASELINES:
         raise ValueError(f"baseline must be None or one of {BASELINES}, got {baseline!r}")
     if evaluator_config is not None and not isinstance(evaluator_config, dict):
@@ -311,7 +313,7 @@ def run_bench(
         experiment_id = _experiment_id(
             MlflowClient(uri), workdir / "artifacts" if workdir else None
         )
-        bar = tqdm(scenarios, desc="deepfix bench", unit="scenario", disable=not progress)
+        bar = tqdm(scenarios, desc="deepfix bench", unit="scenario", **bar_options(progress))
         for scenario in bar:
             bar.set_postfix_str(scenario.id, refresh=False)
             result = run_scenario(

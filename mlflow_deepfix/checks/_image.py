@@ -461,6 +461,8 @@ def run_image_checks(inputs: ImageCheckInputs, suites: Sequence[str], *,
     from threadpoolctl import threadpool_limits
     from tqdm.auto import tqdm
 
+    from mlflow_deepfix._progress import bar_options
+
     started = time.perf_counter()
     outcomes: list[CheckOutcome] = []
     with warnings.catch_warnings(), threadpool_limits(limits=1):
@@ -477,7 +479,7 @@ def run_image_checks(inputs: ImageCheckInputs, suites: Sequence[str], *,
         checks = [(suite, check) for suite in suites
                   for check in _suite_checks(suite, plan.deepchecks_properties)]
         for suite, check in tqdm(checks, desc="deepfix image checks", unit="check",
-                                 disable=not progress, leave=False):
+                                 leave=False, **bar_options(progress)):
             name = check.name()
             spec = IMAGE_CHECK_CATALOG.get(name) or CheckSpec(name, suite, "single", value="")
             reason = _skip_reason(spec, plan)

@@ -720,13 +720,15 @@ def _run_parallel(jobs: list[tuple[_Unit, Any]], plan: _Plan,
                   progress: bool) -> dict[str, list[tuple[str, CheckOutcome]]]:
     from tqdm.auto import tqdm
 
+    from mlflow_deepfix._progress import bar_options
+
     results: dict[str, list[tuple[str, CheckOutcome]]] = {}
     workers = max(1, min(4, os.cpu_count() or 1))
     # Longest first, so the pool is not left waiting on one slow check at the end.
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].spec.cost)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="deepfix-check") as pool, \
-            tqdm(total=len(jobs), desc="deepfix checks", unit="check", disable=not progress,
-                 leave=False) as bar:
+            tqdm(total=len(jobs), desc="deepfix checks", unit="check", leave=False,
+                 **bar_options(progress)) as bar:
         futures = {pool.submit(_execute, jobs[i][0], plan, jobs[i][1]): i for i in order}
         for future in as_completed(futures):
             unit = jobs[futures[future]][0]

@@ -600,6 +600,7 @@ def run_text_checks(inputs: TextCheckInputs, suites: Sequence[str], *, sample_si
     _compat_text.apply()
     from tqdm.auto import tqdm
 
+    from mlflow_deepfix._progress import bar_options
     from mlflow_deepfix.checks._runner import _merge
 
     started = time.perf_counter()
@@ -618,7 +619,7 @@ def run_text_checks(inputs: TextCheckInputs, suites: Sequence[str], *, sample_si
                 jobs.append((name, suite, units, check))
         n_units = sum(len(u) for _, _, u, _ in jobs if not isinstance(u, str))
         with tqdm(total=n_units, desc="deepfix text checks", unit="check",
-                  disable=not progress, leave=False) as bar:
+                  leave=False, **bar_options(progress)) as bar:
             for name, suite, units, check in jobs:
                 if isinstance(units, str):
                     outcomes.append(CheckOutcome(name=name, suite=suite, outcome="skipped",

@@ -216,6 +216,8 @@ def run_stage1(
     this process, one after the other and without a timeout (tests, debugging)."""
     from tqdm.auto import tqdm
 
+    from mlflow_deepfix._progress import bar_options
+
     if workers not in (0, 1, 2):
         raise ValueError(f"workers must be 0 (in process), 1 or 2, got {workers!r}")
     if timeout_s <= 0:
@@ -237,7 +239,7 @@ def run_stage1(
     if not todo:
         return report
     if workers == 0:
-        for case_id in tqdm(todo, desc="corpus stage 1", unit="case", disable=not progress):
+        for case_id in tqdm(todo, desc="corpus stage 1", unit="case", **bar_options(progress)):
             record = test_case(CaseSpec.from_id(case_id), sample_size=sample_size)
             _write(directory, record)
             report.ran.append(case_id)
@@ -257,7 +259,7 @@ def run_stage1(
 
     slots = [start_slot() for _ in range(min(workers, len(todo)))]
     pending = list(todo)
-    bar = tqdm(total=len(todo), desc="corpus stage 1", unit="case", disable=not progress)
+    bar = tqdm(total=len(todo), desc="corpus stage 1", unit="case", **bar_options(progress))
     try:
         while pending or any(s.case_id for s in slots):
             for slot in slots:
