@@ -353,6 +353,34 @@ def test_stop42_datasets_add_a_precondition_a_rare_class_and_two_years_of_sales(
     assert set(DATASET_BATCHES[13]) <= set(split["dev"])
 
 
+
+def test_stop52_datasets_form_a_second_fresh_half_without_their_answers():
+    """The fifteenth batch (stop 52), the FRESH2 half: college GPA (the rank columns are
+    one another's arithmetic, no gaps), monthly wages with the survey's gaps and the
+    logged wage left out, and going beyond high school with schooling and experience
+    (age less schooling) left out. None joins DEV: they form their own sealed half,
+    and adding them changes no earlier batch's cases."""
+    gpa = load_dataset("college_gpa")
+    assert gpa.task == "regression" and len(gpa.frame) == 1200
+    assert not gpa.frame.isna().any().any()
+    assert not {"hsizesq", "colgpa"} & set(gpa.frame.columns)
+    wages = load_dataset("wage_iq")
+    assert wages.task == "regression" and len(wages.frame) == 935
+    gaps = wages.frame.isna().mean()
+    assert 0.15 < gaps["father_education"] < 0.25 and gaps["iq"] == 0
+    assert "lwage" not in wages.frame.columns
+    going = load_dataset("college_going")
+    assert going.task == "binary_classification" and len(going.frame) == 1230
+    assert 0.35 < going.frame["college"].mean() < 0.5
+    assert not {"educ", "exper", "expersq", "wage", "lwage", "education", "experience"} & set(
+        going.frame.columns)
+    assert DATASET_BATCHES[14] == ("college_gpa", "wage_iq", "college_going")
+    assert DATASET_BATCHES[13] == ("retirement_saving", "program_selection", "house_sales")
+    split = json.loads((Path(__file__).parents[1] / "benchmarks" / "corpus_split.json")
+                       .read_text())
+    assert set(split["fresh2"]) == set(DATASET_BATCHES[14])
+    assert not set(DATASET_BATCHES[14]) & set(split["dev"] + split["held_out"] + split["fresh"])
+
 def test_generation_is_deterministic_and_ids_round_trip():
     first, second = generate_cases(), generate_cases()
     assert [s.id for s in first] == [s.id for s in second]
