@@ -83,7 +83,17 @@ def _binary(d: CorpusDataset, f: str) -> bool:
 
 
 def _scaled_family(f: str) -> bool:
-    return f in ("linear", "knn", "svm", "mlp")
+    return f in ("linear", "knn", "svm", "mlp", "linsvc")
+
+
+#: tree families (a code read as a number splits them; a leaf-size setting collapses them)
+_TREE_FAMILIES = ("forest", "hgb", "pyfunc_labels", "extratrees", "gboost", "tree")
+
+
+def _has_probabilities(f: str) -> bool:
+    """Whether family ``f``'s served model gives class probabilities (``linsvc`` decides
+    only, and ``pyfunc_labels`` hides them)."""
+    return f not in ("pyfunc_labels", "linsvc")
 
 
 def _sd(frame: pd.DataFrame, col: str) -> float:
@@ -500,6 +510,11 @@ _OVERFIT = {
     "knn": {"n_neighbors": 1},
     "svm": {"C": 1e4, "gamma": 2.0},
     "mlp": {"hidden_layer_sizes": (256, 256), "alpha": 0.0, "max_iter": 1500},
+    # the unseen families (models.UNSEEN_FAMILIES)
+    "extratrees": {"min_samples_leaf": 1, "max_features": None, "bootstrap": False},
+    "gboost": {"max_depth": 8, "n_estimators": 400, "learning_rate": 0.3},
+    "tree": {"max_depth": None, "min_samples_leaf": 1},
+    "linsvc": {"C": 1e4},
 }
 _OVERFIT_REG = {"linear": {"alpha": 1e-8}, "svm": {"C": 1e4, "gamma": 2.0}}
 
@@ -526,7 +541,7 @@ def _overfit(wf: Workflow, noise: float) -> None:
     params = dict(_OVERFIT[wf.family])
     if not wf.is_classification:
         params = _OVERFIT_REG.get(wf.family, params)
-    if wf.family in ("linear", "svm", "knn", "mlp"):
+    if _scaled_family(wf.family):
         # a wide, noisy feature set is what lets these memorise
         n_noise = 20
         for split in ("train", "test"):
@@ -543,6 +558,8 @@ _UNDERFIT_SIMPLE = {
     "hgb": {"max_depth": 1, "max_iter": 3}, "pyfunc_labels": {"max_depth": 1, "max_iter": 3},
     "knn": {"n_neighbors": 150}, "svm": {"C": 1e-3},
     "mlp": {"hidden_layer_sizes": (1,), "max_iter": 5}, "bayes": {},
+    "extratrees": {"max_depth": 1, "n_estimators": 5}, "gboost": {"max_depth": 1, "n_estimators": 3},
+    "tree": {"max_depth": 1}, "linsvc": {"C": 1e-5},
 }
 _UNDERFIT_SIMPLE_REG = {"linear": {"alpha": 1e4}, "svm": {"C": 1e-2}}
 
@@ -587,6 +604,11 @@ _DEGENERATE = {
                       {"learning_rate": 1e-6, "max_iter": 2}),
     "forest": ({"min_samples_leaf": 100000}, {"min_samples_leaf": 100000}),
     "bayes": ({"var_smoothing": 1e6}, {"alpha_init": 1e6, "lambda_init": 1e9}),
+    "extratrees": ({"min_samples_leaf": 100000}, {"min_samples_leaf": 100000}),
+    "tree": ({"min_samples_leaf": 100000}, {"min_samples_leaf": 100000}),
+    "gboost": ({"learning_rate": 1e-6, "n_estimators": 2},
+               {"learning_rate": 1e-6, "n_estimators": 2}),
+    "linsvc": ({"C": 1e-7}, {"C": 1e-7}),
 }
 
 
@@ -600,7 +622,7 @@ _DEGENERATE = {
 def _degenerate(wf: Workflow, _mode: str) -> None:
     cls_params, reg_params = _DEGENERATE[wf.family]
     params = dict(cls_params if wf.is_classification else reg_params)
-    if wf.family == "forest":
+    if wf.family in ("forest", "extratrees", "tree"):
         params["min_samples_leaf"] = len(wf.train)
     if wf.family == "svm" and wf.is_classification:
         # probability=True calibrates on CV folds; keep it but collapse the margin
@@ -643,7 +665,8 @@ class Tempered(ClassifierMixin, BaseEstimator):
 
 
 def _calibration_applies(d: CorpusDataset, f: str) -> bool:
-    return d.is_classification and f in ("bayes", "knn", "mlp", "forest", "hgb", "linear", "svm")
+    return d.is_classification and f in ("bayes", "knn", "mlp", "forest", "hgb", "linear", "svm",
+                                         "extratrees", "gboost", "tree")
 
 
 @injector(
@@ -695,7 +718,7 @@ def _calibration(wf: Workflow, strength: int) -> None:
 @injector(
     "decision_threshold",
     {"prev15": 0.15, "prev08": 0.08, "prev04": 0.04},
-    applies=lambda d, f: _binary(d, f) and f != "pyfunc_labels",
+    applies=lambda d, f: _binary(d, f) and _has_probabilities(f),
     description="a low positive rate (15 / 8 / 4 %) with the default 0.5 threshold on a "
     "model that ranks well",
 )
@@ -794,7 +817,8 @@ def _wrong_task_applies(d: CorpusDataset, f: str) -> bool:
         return f not in ("bayes",)
     y = d.frame[d.target]
     integer = bool(np.allclose(y, np.round(y)))
-    return integer and f in ("linear", "forest", "hgb", "knn", "bayes", "pyfunc_labels")
+    return integer and f in ("linear", "forest", "hgb", "knn", "bayes", "pyfunc_labels",
+                             "extratrees", "gboost", "tree")
 
 
 @injector(

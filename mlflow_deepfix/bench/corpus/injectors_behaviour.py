@@ -17,7 +17,14 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.bench.corpus.datasets import CorpusDataset
-from mlflow_deepfix.bench.corpus.injectors import Tempered, _label_codes, _pick_rows, injector
+from mlflow_deepfix.bench.corpus.injectors import (
+    _TREE_FAMILIES,
+    Tempered,
+    _has_probabilities,
+    _label_codes,
+    _pick_rows,
+    injector,
+)
 from mlflow_deepfix.bench.corpus.workflow import Workflow
 
 #: datasets big enough that a quarter / two fifths of the test split (30% of the rows)
@@ -35,7 +42,7 @@ def _enough_rows(d: CorpusDataset) -> bool:
 @injector(
     "fragile_predictions",
     {"code_share50": 0.5, "code_share70": 0.7, "code_share90": 0.9},
-    applies=lambda d, f: f in ("forest", "hgb", "pyfunc_labels"),
+    applies=lambda d, f: f in _TREE_FAMILIES,
     description="a 10-value site code read as a number by a tree model, each code with "
     "its own effect on the label (for a share of the rows): a neighbouring code, an "
     "unrelated site, flips the prediction",
@@ -98,7 +105,7 @@ class SliceSharpened(Tempered):
 @injector(
     "overconfident_slice",
     {"sharp_mild": (0.2, 4.0), "sharp_mid": (0.35, 8.0), "sharp_strong": (0.5, 16.0)},
-    applies=lambda d, f: d.is_classification and f != "pyfunc_labels" and _enough_rows(d),
+    applies=lambda d, f: d.is_classification and _has_probabilities(f) and _enough_rows(d),
     description="on the top quartile of an informative feature a share of the labels "
     "follows no pattern (both splits) and the served model's probabilities are sharpened "
     "there (raised to a power): confidently wrong on that slice",
