@@ -833,6 +833,47 @@ def test_a_post_outcome_feature_is_label_only_and_real_features_are_not():
     assert any(i.kind == "drop_feature" and i.model_used == "clone" for i in found)
 
 
+def test_text_columns_count_as_the_rest_of_the_row_in_the_label_only_test():
+    """A mostly categorical table: two numeric columns beside four text ones. The
+    label-only test asks whether anything else in the row explains a feature beyond the
+    label; reading only the numeric columns it had one or two to ask (too few for a
+    verdict), so a post-outcome column with association 0.9 went unreported. With the
+    text columns as indicators of their levels, the post-outcome column is label-only
+    and a real feature that the categories partly explain is not."""
+    from deepfix_agents.rules.target_leakage import label_only_verdict
+
+    from mlflow_deepfix.testing.interventions import _label_only
+
+    rng = np.random.default_rng(0)
+    n = 400
+    region = rng.choice(["north", "south", "east", "west"], n)
+    plan = rng.choice(["basic", "plus", "pro"], n)
+    frame = pd.DataFrame({
+        "region": region, "plan": plan,
+        "channel": rng.choice(["web", "shop"], n), "weekday": rng.choice(list("MTWRF"), n),
+        "tenure": rng.gamma(2.0, 2.0, n),
+        # a constant: its std comes out as 1e-14 from round-off, and it is still no column
+        "stuck": np.full(n, 2.165),
+    })
+    # spend: a real cause, set by the plan and the region as much as by chance
+    frame["spend"] = (pd.Series(plan).map({"basic": 0.0, "plus": 1.5, "pro": 3.0})
+                      + pd.Series(region).map({"north": 1.0, "south": 0.0, "east": 0.5,
+                                               "west": -0.5}) + rng.normal(0, 1.0, n))
+    frame["y"] = frame["spend"] + 0.3 * frame["tenure"] + rng.normal(0, 1.0, n)
+    frame["refund"] = frame["y"] + rng.normal(0, 0.35 * frame["y"].std(), n)
+    features = ["region", "plan", "channel", "weekday", "tenure", "stuck", "spend", "refund"]
+    leak = _label_only(frame, "y", features, "refund", 0.9, classification=False)
+    real = _label_only(frame, "y", features, "spend", 0.7, classification=False)
+    # every column but the tested one and the constant: 2 numeric + 3 + 2 + 1 + 4 level
+    # indicators
+    assert leak.values["n_other"] == real.values["n_other"] == 12.0
+    assert label_only_verdict(leak) is True
+    assert label_only_verdict(real) is False
+    numeric_only = _label_only(frame, "y", ["tenure", "spend", "refund"], "refund", 0.9,
+                               classification=False)
+    assert label_only_verdict(numeric_only) is None  # what the test could say before
+
+
 def _diabetes():
     bunch = load_diabetes(scaled=False)
     frame = pd.DataFrame(bunch.data, columns=bunch.feature_names)

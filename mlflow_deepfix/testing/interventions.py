@@ -774,12 +774,51 @@ def _r2_fit(design: np.ndarray, y: np.ndarray) -> float:
     return 1.0 - float((residual**2).sum()) / total if total > 0 else 0.0
 
 
+#: most frequent levels of a text column that the label-only test encodes, one indicator
+#: each beside the most frequent level (the baseline): the row's categorical information
+#: at a bounded number of predictors (each one raises the chance bar the test reads)
+LABEL_ONLY_MAX_LEVELS = 10
+#: ... and only levels holding this share of the rows: a level on 2 % of the rows can
+#: explain at most about that share of anything, while it costs the test a predictor's
+#: worth of chance R² (p / n) and of its noise (sqrt(2p) / n), so on a small table many
+#: rare levels would take away the power to give any verdict
+LABEL_ONLY_MIN_LEVEL_SHARE = 0.05
+
+
 def _numeric_matrix(frame: pd.DataFrame) -> np.ndarray:
-    values = frame.apply(pd.to_numeric, errors="coerce").replace([np.inf, -np.inf], np.nan)
-    values = values.fillna(values.median()).fillna(0.0).to_numpy(dtype=float)
-    std = values.std(axis=0)
-    keep = std > 0
-    return (values[:, keep] - values[:, keep].mean(axis=0)) / std[keep]
+    """Every column of ``frame`` as standardised numbers: numeric columns as they are
+    (gaps at the median), text columns (fewer than half of their values read as numbers)
+    as indicators of their most frequent levels (:data:`LABEL_ONLY_MAX_LEVELS` of those
+    on :data:`LABEL_ONLY_MIN_LEVEL_SHARE` of the rows or more, beside the commonest as the
+    baseline; rarer levels go with the baseline). Constant columns are dropped.
+
+    Until stop 53 text columns were read as numbers too, which made them gaps, then
+    constants, then nothing: "nothing else in the row explains this feature" was tested
+    on the numeric columns alone, and on a mostly categorical table (two numeric columns
+    beside four categorical ones) the label-only test had too few columns to say
+    anything, so a post-outcome column below the blatant association went unreported."""
+    parsed = frame.apply(pd.to_numeric, errors="coerce").replace([np.inf, -np.inf], np.nan)
+    parts: list[np.ndarray] = []
+    for column in frame.columns:
+        present = frame[column].notna()
+        if present.any() and parsed[column][present].notna().mean() < 0.5:
+            levels = frame[column].astype(str).where(present, "<missing>")
+            counts = levels.value_counts()
+            counts = counts[counts >= LABEL_ONLY_MIN_LEVEL_SHARE * len(levels)]
+            common = counts.index[1 : LABEL_ONLY_MAX_LEVELS + 1]
+            parts.extend((levels == level).to_numpy(dtype=float) for level in common)
+        else:
+            values = parsed[column]
+            parts.append(values.fillna(values.median()).fillna(0.0).to_numpy(dtype=float))
+    if not parts:
+        return np.empty((len(frame), 0))
+    values = np.column_stack(parts)
+    # a constant column is dropped by its range, not its standard deviation: the mean of
+    # n copies of one float need not equal it, so a constant's std could come out as
+    # 1e-16 and the column stayed, as noise, counted among the predictors
+    keep = np.ptp(values, axis=0) > 0
+    kept = values[:, keep]
+    return (kept - kept.mean(axis=0)) / kept.std(axis=0)
 
 
 def _label_only(train_rows, target, features, column, association, classification):
@@ -790,8 +829,9 @@ def _label_only(train_rows, target, features, column, association, classificatio
     real feature shares causes with other features, so they explain part of what the
     label leaves unexplained. Measured on the training sample with least squares:
     ``r2_label`` (the feature from the label alone), ``r2_full`` (label + every other
-    numeric feature), and ``shared`` = (r2_full - r2_label) / (1 - r2_label), against
-    ``chance`` = what that many random predictors explain on that many rows.
+    feature, text columns as indicators of their common levels: :func:`_numeric_matrix`),
+    and ``shared`` = (r2_full - r2_label) / (1 - r2_label), against ``chance`` = what
+    that many random predictors explain on that many rows.
     """
     started = time.perf_counter()
     x = pd.to_numeric(train_rows[column], errors="coerce")
