@@ -15,7 +15,7 @@ Two parts, told apart by the datasets they use (``corpus_split.json``):
   models were ever read. Aggregates only.
 
 Cases: per family and planted category, ``--per-pair`` single-bug cases (datasets in a
-seeded round robin, magnitudes cycling from subtle to blatant), one two-bug case per
+seeded order, magnitudes spread over the injector's levels), one two-bug case per
 pair the corpus plants (families in turn), and clean controls on every dataset of the
 part (``--clean-datasets`` caps DEV's). Seeded and deterministic, like the corpus.
 
@@ -28,6 +28,13 @@ these models; the shipped one was fitted on every corpus dataset).
     python benchmarks/unseen_models.py misses --cache-root DIR [--calibrated --corpus-cache DIR]
 
 ``misses`` lists the DEV part's single-bug top-1 misses (never the sealed part's).
+
+``dump`` writes every case's measures by part, in ``corpus_split.py dump``'s format, so
+``corpus_split.py compare BEFORE AFTER`` gates a change on this benchmark too: counts for
+the sealed part, case ids for DEV's (``--list``), exit 1 when a sealed measure nets below
+zero.
+
+    python benchmarks/unseen_models.py dump --cache-root DIR --out F [--calibrated --corpus-cache DIR]
 """
 
 from __future__ import annotations
@@ -187,6 +194,20 @@ def score_cmd(args) -> int:
     return 0
 
 
+def dump_cmd(args) -> int:
+    """Per-case measures (top-1, top-3, reciprocal rank, two-bug recall@3, clean alarm)
+    of both parts, for ``corpus_split.py compare``."""
+    from mlflow_deepfix.bench.corpus.scoring import case_measures
+
+    calibration = dev_calibration(Path(args.corpus_cache)) if args.calibrated else None
+    out = {part: {o.case_id: case_measures(o) or {}
+                  for o in _outcomes(args, part, calibration)}
+           for part in PARTS}
+    Path(args.out).write_text(json.dumps(out, sort_keys=True), encoding="utf-8")
+    print(f"{args.out}: " + ", ".join(f"{part} {len(v)}" for part, v in out.items()))
+    return 0
+
+
 def misses_cmd(args) -> int:
     """DEV part only: each single-bug top-1 miss with what ranked first."""
     from mlflow_deepfix.bench.corpus.scoring import case_measures, ranked_categories
@@ -212,7 +233,7 @@ def misses_cmd(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("run", "score", "misses"):
+    for name in ("run", "score", "misses", "dump"):
         p = sub.add_parser(name)
         p.add_argument("--cache-root", required=True,
                        help="folder that holds the unseen-<fingerprint> cache")
@@ -220,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="single-bug cases per family and category (default 2)")
         p.add_argument("--clean-datasets", type=int, default=DEV_CLEAN_DATASETS,
                        help="DEV datasets that get clean controls (sealed: all)")
-        if name != "misses":
+        if name in ("run", "score"):
             p.add_argument("--part", choices=("dev", "sealed", "both"), default="both")
         if name == "run":
             p.add_argument("--workers", type=int, default=2)
@@ -230,16 +251,17 @@ def main(argv: list[str] | None = None) -> int:
                            "adds the view calibrated on its DEV datasets")
         if name == "score":
             p.add_argument("--json", help="write the scores here")
-        if name == "misses":
+        if name in ("misses", "dump"):
             p.add_argument("--calibrated", action="store_true")
+        if name == "dump":
+            p.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     logging.basicConfig(level=logging.ERROR)
-    if args.command == "misses":
-        args.part = "dev"
-        if args.calibrated and not args.corpus_cache:
-            parser.error("misses --calibrated needs --corpus-cache")
-    return {"run": run_cmd, "score": score_cmd, "misses": misses_cmd}[args.command](args)
+    if args.command in ("misses", "dump") and args.calibrated and not args.corpus_cache:
+        parser.error(f"{args.command} --calibrated needs --corpus-cache")
+    commands = {"run": run_cmd, "score": score_cmd, "misses": misses_cmd, "dump": dump_cmd}
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,17 @@ pytest.importorskip("statsmodels")
 from mlflow_deepfix.bench.corpus import MODEL_FAMILIES, CaseSpec, generate_cases
 from mlflow_deepfix.bench.corpus.models import UNSEEN_FAMILIES, make_estimator
 
-_path = Path(__file__).resolve().parents[1] / "benchmarks" / "unseen_models.py"
-_spec = importlib.util.spec_from_file_location("_unseen_models", _path)
-unseen_models = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(unseen_models)
+
+def _module(name: str):
+    """A script of ``benchmarks/`` as a module (the folder is no package)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+unseen_models = _module("unseen_models")
 
 
 def _frame(rows: int = 120) -> pd.DataFrame:
@@ -103,3 +110,18 @@ def test_a_case_without_probabilities_runs_end_to_end_and_is_scored(tmp_path, ca
     assert dev["overall"]["n_buggy"] == 1
     assert "linsvc" in dev["model"]
     assert "rules, dev" in capsys.readouterr().out
+    # the per-case dump gates a change through corpus_split.py compare
+    dump = tmp_path / "dump.json"
+    assert unseen_models.main(["dump", "--cache-root", str(tmp_path), "--out", str(dump)]) == 0
+    measures = json.loads(dump.read_text())
+    assert set(measures) == {"dev", "sealed"}
+    assert set(measures["dev"][spec.id]) == {"top1", "top3", "rr"}
+    # a sealed case that got worse fails the gate; the same dump against itself passes
+    worse = {"dev": measures["dev"], "sealed": {"x": {"top1": 0.0, "top3": 0.0, "rr": 0.0}}}
+    before = {"dev": measures["dev"], "sealed": {"x": {"top1": 1.0, "top3": 1.0, "rr": 1.0}}}
+    (tmp_path / "worse.json").write_text(json.dumps(worse))
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    corpus_split = _module("corpus_split")
+    assert corpus_split.main(["compare", str(dump), str(dump)]) == 0
+    assert corpus_split.main(["compare", str(tmp_path / "before.json"),
+                              str(tmp_path / "worse.json")]) == 1
