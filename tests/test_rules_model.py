@@ -3962,6 +3962,39 @@ def test_dr34_a_memoriser_collapsing_on_unseen_rows_only_is_overfitting():
         collapsed(0.93, {"0": 0.57, "1": 0.43}))
 
 
+def test_fd53_a_collapse_on_the_drifted_test_rows_only_is_the_feature_drifts_symptom():
+    """Found on the unseen model families (stop 53): a linear SVM that predicted '0' for
+    80% of its training rows answered '0' for 97% of the test rows after two features
+    moved by 1.5 training stds, the labels unmoved (67/33 on both splits). The collapse
+    is the drift's effect at its extreme: feature drift, which claims the moved
+    outputs, folds it in and leads. A model collapsed on its training rows too (98%
+    '0' there, where nothing moved) is broken on its own: the collapse keeps its
+    finding."""
+    from deepfix_agents.rules.degenerate_predictions import collapsed_on_training_rows
+
+    def drifted(train_predicted):
+        perf = modified(
+            HEALTHY_PERF, train_prediction_distribution=train_predicted,
+            prediction_distribution={"0": 0.97, "1": 0.03},
+        )
+        return artifact(
+            n_train=840, n_test=360, performance=perf,
+            train_labels={"0": 0.67, "1": 0.33}, test_labels={"0": 0.67, "1": 0.33},
+            test_cols=[col("a", mean=1.5), col("b", mean=-1.5), col("c"), col("d")],
+        )
+
+    rule = RULES.get("feature_drift")()
+    moved = drifted({"0": 0.8, "1": 0.2})
+    assert not collapsed_on_training_rows(moved)
+    assert "degenerate_predictions" in rule.explains_for(moved)
+    categories = [f.category for f in _diagnose(moved)]
+    assert categories[:1] == ["feature_drift"] and "degenerate_predictions" not in categories
+    broken = drifted({"0": 0.98, "1": 0.02})
+    assert collapsed_on_training_rows(broken)
+    assert "degenerate_predictions" not in rule.explains_for(broken)
+    assert "degenerate_predictions" in [f.category for f in _diagnose(broken)]
+
+
 # --- round 34b: uu34 ---
 
 
