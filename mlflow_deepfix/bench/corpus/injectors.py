@@ -86,7 +86,7 @@ def _scaled_family(f: str) -> bool:
     return f in ("linear", "knn", "svm", "mlp", "linsvc")
 
 
-#: tree families (a code read as a number splits them; a leaf-size setting collapses them)
+#: tree families (a code read as a number splits them at arbitrary points)
 _TREE_FAMILIES = ("forest", "hgb", "pyfunc_labels", "extratrees", "gboost", "tree")
 
 
@@ -622,7 +622,8 @@ _DEGENERATE = {
 def _degenerate(wf: Workflow, _mode: str) -> None:
     cls_params, reg_params = _DEGENERATE[wf.family]
     params = dict(cls_params if wf.is_classification else reg_params)
-    if wf.family in ("forest", "extratrees", "tree"):
+    if "min_samples_leaf" in params:
+        # a leaf as large as the training split: one leaf, one output
         params["min_samples_leaf"] = len(wf.train)
     if wf.family == "svm" and wf.is_classification:
         # probability=True calibrates on CV folds; keep it but collapse the margin
@@ -665,8 +666,7 @@ class Tempered(ClassifierMixin, BaseEstimator):
 
 
 def _calibration_applies(d: CorpusDataset, f: str) -> bool:
-    return d.is_classification and f in ("bayes", "knn", "mlp", "forest", "hgb", "linear", "svm",
-                                         "extratrees", "gboost", "tree")
+    return d.is_classification and _has_probabilities(f)
 
 
 @injector(
