@@ -425,6 +425,10 @@ class RuntimeFailure(_Model):
     unseen_counts: dict[str, int] = Field(default_factory=dict)
     #: the shape of what the model returned, when it returned something unusable
     output_shape: list[int] = Field(default_factory=list)
+    #: the pyfunc refused the data but the raw model predicted it (a signature that
+    #: cannot hold pandas ``category`` columns): predictions, and so every other
+    #: check, come from the raw model; the refusal itself still breaks serving
+    served_by_raw_model: bool = False
 
 
 # ------------------------------------------------------- behaviour probes (0.2.0)

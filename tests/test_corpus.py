@@ -837,6 +837,31 @@ def test_calibration_never_demotes_the_chance_guard():
     assert out["outliers"]["severity"] == "low"
 
 
+def test_a_serving_only_refusal_neither_demotes_nor_is_demoted():
+    """A signature refusal the raw model got round (``serving_only``) keeps the rules'
+    severity, ranks after the findings of equal severity about the model and data, and
+    leaves them the probabilities they would have without it: the corpus, which the
+    coefficients were fitted on, never has such a finding, so it must not move the rank
+    they read."""
+    from deepfix_agents.calibration import Calibration, apply_calibration
+
+    cal = fit_calibration(_synthetic_outcomes())
+    sure_no = Calibration(**{**cal.__dict__, "intercept": -30.0, "medium_threshold": 0.5})
+    serving, leak = _outcome("target_leakage.wine.linear.m.s0",
+                             ["schema_mismatch", "target_leakage"], ["high", "high"]).findings
+    serving["serving_only"] = True
+    alone = apply_calibration([{**leak, "rank": 1}], cal)[0]
+    out = {r["category"]: r for r in apply_calibration([serving, leak], cal)}
+    assert out["target_leakage"]["probability"] == pytest.approx(alone["probability"])
+    sure_yes = Calibration(**{**cal.__dict__, "intercept": 30.0, "medium_threshold": 0.5})
+    both_high = apply_calibration([serving, leak], sure_yes)
+    assert [(r["category"], r["severity"]) for r in both_high] == [
+        ("target_leakage", "high"), ("schema_mismatch", "high")]
+    kept = {r["category"]: r for r in apply_calibration([serving, leak], sure_no)}
+    assert kept["schema_mismatch"]["severity"] == "high"
+    assert kept["target_leakage"]["severity"] == "low"
+
+
 def test_calibration_file_is_refused_when_it_does_not_fit():
     from deepfix_agents.calibration import Calibration
 

@@ -33,6 +33,18 @@ CASES = [
     # strict privacy: no message at all, the counts still decide
     ({"message": "(hidden: privacy=strict)", "non_numeric_counts": {"b": 1}}, "data_type_issues"),
     ({"exception_type": "RuntimeError", "message": "something else entirely"}, "schema_mismatch"),
+    # MLflow's signature refusing the types (testing.crash.condensed_message keeps its
+    # reason): a schema mismatch, though the reason says "convert"; with MLflow's own
+    # missing-values hint and NaNs in the data, the missing values
+    ({"exception_type": "MlflowException",
+      "message": "Failed to enforce schema (the model signature refused the data): Incompatible "
+                 "input types for column a. Can not safely convert float64 to int64."},
+     "schema_mismatch"),
+    ({"exception_type": "MlflowException", "nan_counts": {"a": 3},
+      "message": "Failed to enforce schema (the model signature refused the data): Incompatible "
+                 "input types for column a. Can not safely convert float64 to int64. Hint: the "
+                 "type mismatch is likely caused by missing values."},
+     "missing_values"),
 ]
 
 
@@ -128,3 +140,24 @@ def test_schema31_a_dropped_date_column_does_not_hide_the_retyped_cause():
         text.model_copy(update={"runtime_failures": [text_failure]})).findings
     assert text_findings[0].category == "unseen_categories"
     assert "'b'" in text_findings[0].title
+
+
+def test_a_crash_message_keeps_its_reason_and_no_rows():
+    """MLflow's schema enforcement prints the whole input frame before its reason; a
+    600-character cut kept rows of the data and lost the reason. Only the reason is
+    stored; any other long message keeps its head and its tail (where the cause is)."""
+    from mlflow_deepfix.testing.crash import condensed_message
+
+    rows = "\n".join(f"{i}  private-value-{i}  {i * 1.5}" for i in range(200))
+    mlflow_error = ValueError(
+        f"Failed to enforce schema of data '{rows}' with schema "
+        "'['a': double (required)]'. Error: Incompatible input types for column a. "
+        "Can not safely convert float64 to int64.")
+    message = condensed_message(mlflow_error)
+    assert message == ("Failed to enforce schema (the model signature refused the data): "
+                       "Incompatible input types for column a. Can not safely convert "
+                       "float64 to int64.")
+    long_error = RuntimeError("while scoring " + "x" * 2000 + " because column b is empty")
+    kept = condensed_message(long_error)
+    assert len(kept) <= 600 and kept.startswith("while scoring")
+    assert kept.endswith("because column b is empty")

@@ -258,6 +258,84 @@ def test_predict_crash_becomes_a_finding_in_a_completed_run(tracking_uri, breast
     assert len(artifacts) == 3 and tags["deepfix.status"] == "fail"
 
 
+def _category_frame(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "size": rng.normal(size=n),
+        "weight": rng.normal(size=n),
+        "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n)),
+        "shape": pd.Categorical(rng.choice(["round", "square"], n)),
+    })
+    logit = 1.5 * frame["size"] - frame["weight"] + (frame["colour"] == "red") * 1.2
+    frame["label"] = (logit + rng.normal(scale=0.8, size=n) > 0).astype(int)
+    return frame
+
+
+def _log_with_inferred_signature(model, features):
+    signature = mlflow.models.infer_signature(features, model.predict(features))
+    return log_model(model, features, signature=signature)
+
+
+def test_a_signature_that_refuses_pandas_categories_is_named_and_the_diagnosis_goes_on(
+    tracking_uri,
+):
+    """A model trained on pandas ``category`` columns, logged with ``infer_signature``:
+    MLflow records them as strings and then refuses the same frame at predict time. The
+    finding names the columns and the fix; the evidence keeps MLflow's reason (it used
+    to be cut off behind a printed copy of the data) and no rows. deepfix predicts with
+    the raw model instead, so a real bug beside it (test rows copied from training) is
+    still found, and nothing is folded into the signature finding."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    train, test = _category_frame(600, seed=0), _category_frame(200, seed=1)
+    test = pd.concat([test.iloc[:120], train.iloc[:80]], ignore_index=True)
+    model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=0)
+    model.fit(train.drop(columns=["label"]), train["label"])
+    model_uri = _log_with_inferred_signature(model, train.drop(columns=["label"]))
+    run_id, result = _evaluate(model_uri, test, {"train_data": train})
+    content = result.artifacts["deepfix_findings"].content
+    by_category = {f["category"]: f for f in content["findings"]}
+    schema = by_category["schema_mismatch"]
+    assert schema["severity"] == "high"  # serving breaks; the diagnosis does not
+    assert "colour" in schema["title"] and "shape" in schema["title"]
+    assert "CategoricalDtype" in schema["fixes"][0] and "astype(str)" in schema["fixes"][0]
+    assert "raw model" in schema["explanation"]
+    runtime = " ".join(e["detail"] for e in schema["evidence"] if e["source"] == "runtime")
+    assert "Can not safely convert category" in runtime
+    assert "rows x" not in runtime and "square" not in runtime  # no printed frame
+    assert not any(e["detail"].startswith("symptom") for e in schema["evidence"])
+    overlap = by_category["train_test_overlap"]
+    assert content["findings"].index(overlap) == 0, [f["category"] for f in content["findings"]]
+    performance = [c for c in content["checks"] if c["name"] == "Train Test Performance"]
+    assert performance and performance[0]["outcome"] in ("passed", "not_passed")
+    skipped = {c["name"] for c in content["checks"] if c["outcome"] == "skipped"}
+    assert not skipped & {"Simple Model Comparison", "Weak Segments Performance",
+                          "Calibration Score", "Roc Report"}, skipped  # the model checks ran
+    artifacts, tags, _ = _deepfix_outputs(run_id)
+    assert len(artifacts) == 3 and tags["deepfix.status"] == "fail"
+
+
+def test_a_refusal_the_raw_model_cannot_get_round_stays_a_crash(tracking_uri):
+    """Where the raw model cannot read the category columns either (it was trained on
+    other columns' types), nothing is bypassed: the refusal is the crash it always was."""
+    from sklearn.linear_model import LogisticRegression
+
+    train, test = _category_frame(300, seed=0), _category_frame(100, seed=1)
+    features = train.drop(columns=["label"]).assign(
+        colour=lambda f: f["colour"].astype(str), shape=lambda f: f["shape"].astype(str)
+    )
+    numeric = features[["size", "weight"]]
+    model = LogisticRegression().fit(numeric, train["label"])
+    signature = mlflow.models.infer_signature(
+        train.drop(columns=["label"]), model.predict(numeric)
+    )
+    model_uri = log_model(model, numeric, signature=signature)
+    _run_id, result = _evaluate(model_uri, test, {"train_data": train})
+    top = result.artifacts["deepfix_findings"].content["findings"][0]
+    assert top["category"] == "schema_mismatch" and top["severity"] == "critical"
+    assert "cannot be trusted" in top["explanation"] or "signature first" in top["explanation"]
+
+
 def test_same_inputs_same_findings(overlap_case):
     model_uri, train, test = overlap_case
     config = {"train_data": train, "seed": 3}

@@ -323,7 +323,25 @@ def test_overlap_ignores_incidental_dtype_differences():
     test["color"] = test["color"].astype("category")
     comparison = _compare(train, test, features=["x1", "count", "color"])
     assert comparison.overlap_fraction == 1.0
-    assert comparison.dtype_mismatches == {"count": "int64 -> float64", "color": "str -> category"}
+    assert comparison.dtype_mismatches == {"color": "str -> category"}
+
+
+def test_integers_read_as_floats_are_no_dtype_mismatch():
+    """One missing value makes an integer column float64: the model reads the same
+    numbers, so the comparison reports no schema change (a drift beside it stays a
+    drift, not a symptom of a retyped column)."""
+    train = _frame(100)
+    train["count"] = np.arange(100)
+    test = train.iloc[:50].copy()
+    test["count"] = test["count"].astype(float)
+    test.loc[test.index[0], "count"] = np.nan
+    test["x1"] = test["x1"].round().astype(int)
+    comparison = _compare(train, test, features=["x1", "count", "color"])
+    assert comparison.dtype_mismatches == {}
+    test["count"] = test["count"].astype(str)
+    assert _compare(train, test, features=["x1", "count", "color"]).dtype_mismatches == {
+        "count": "int64 -> str"
+    }
 
 
 def test_dtype_mismatch_and_missing_columns():

@@ -79,6 +79,23 @@ def _final_estimator_name(model: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool:
+    """MLflow's schema enforcement refused pandas ``category`` columns of ``features``.
+
+    MLflow signatures have no categorical type: ``infer_signature`` records such a
+    column as string, and enforcement then will not convert the category column back
+    ("Can not safely convert category to <U0"). The model was trained on exactly these
+    dtypes (LightGBM, XGBoost and HistGradientBoosting read them natively), so its raw
+    ``predict`` takes the frame as it is.
+    """
+    message = str(error)
+    return (
+        message.startswith("Failed to enforce schema")
+        and "convert category" in message
+        and any(isinstance(dtype, pd.CategoricalDtype) for dtype in features.dtypes)
+    )
+
+
 class ModelAdapter:
     """A thin, picklable-enough wrapper exposing ``predict``/``predict_proba``.
 
@@ -100,6 +117,9 @@ class ModelAdapter:
         self.classes_: np.ndarray | None = None
         self.proba_source: str | None = None
         self.no_proba_reason: str | None = None
+        #: the pyfunc's refusal of pandas ``category`` columns, once seen: predictions
+        #: then come from the raw model (see :meth:`_served_predict`)
+        self.signature_refusal: BaseException | None = None
         if is_classifier:
             self._detect_proba()
 
@@ -113,8 +133,9 @@ class ModelAdapter:
         return self.column_labels.restore(X) if self.column_labels else X
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
+        features = self._features(X)
         with threads_for_rows(len(X)):
-            output = self.model.predict(self._features(X))
+            output = self._served_predict(features)
         if isinstance(output, pd.DataFrame):
             if self.proba_source == "pyfunc" and output.shape[1] > 1:
                 return np.asarray(self.classes_)[np.argmax(output.to_numpy(), axis=1)]
@@ -127,6 +148,41 @@ class ModelAdapter:
         if array.ndim == 2 and array.shape[1] == 1:
             array = array[:, 0]
         return array
+
+    def _served_predict(self, features: pd.DataFrame) -> Any:
+        """The pyfunc's ``predict``; where its signature refuses the model's own pandas
+        ``category`` columns (:func:`refuses_category_dtype`), the raw model's, so that
+        one packaging defect does not hide every other finding. The first refusal is
+        kept in :attr:`signature_refusal` (reported as a ``schema_mismatch``); a raw
+        model that cannot predict either re-raises it."""
+        if self.signature_refusal is None:
+            try:
+                return self.model.predict(features)
+            except Exception as error:  # only one kind is bypassed, the rest re-raised
+                raw_predict = self._raw_predict_fn()
+                if raw_predict is None or not refuses_category_dtype(error, features):
+                    raise
+                try:
+                    output = raw_predict(features)
+                except Exception:  # noqa: BLE001 - the refusal is the error to report
+                    raise error from None
+                self.signature_refusal = error
+                logger.warning(
+                    "the model signature refuses the data's pandas category columns (%s); "
+                    "deepfix calls the raw model directly for the rest of the diagnosis",
+                    str(error).rsplit("Error: ", 1)[-1][:200],
+                )
+                return output
+        return self._raw_predict_fn()(features)
+
+    def _raw_predict_fn(self) -> Any | None:
+        """The raw model's method behind the pyfunc's ``predict`` (the flavour's
+        ``predict_fn``, ``predict`` by default), or None."""
+        if self.raw_model is None:
+            return None
+        flavors = getattr(getattr(self.model, "metadata", None), "flavors", None) or {}
+        name = (flavors.get("python_function") or {}).get("predict_fn") or "predict"
+        return getattr(self.raw_model, name, None)
 
     @property
     def has_proba(self) -> bool:

@@ -18,6 +18,29 @@ from mlflow_deepfix.errors import ModelOutputError
 from mlflow_deepfix.schemas import RuntimeFailure
 
 _MAX_MESSAGE = 600
+#: MLflow's pyfunc wraps a refused input as ``Failed to enforce schema of data '<the
+#: whole frame, printed>' with schema '<signature>'. Error: <the reason>``
+_MLFLOW_SCHEMA_PREFIX = "Failed to enforce schema of data "
+_MLFLOW_SCHEMA_REASON = "'. Error: "
+
+
+def condensed_message(error: BaseException) -> str:
+    """The exception text, kept to what explains the crash, on one line.
+
+    MLflow's schema enforcement prints the whole input frame ahead of its reason, so
+    the first 600 characters were rows of the user's data and the reason ("Incompatible
+    input types for column sex ...") was cut off. That message keeps only its reason;
+    the signature is recorded apart (``expected_types``). Any other long message keeps
+    its head and its tail, where Python libraries put the cause.
+    """
+    message = " ".join(str(error).split())
+    if message.startswith(_MLFLOW_SCHEMA_PREFIX) and _MLFLOW_SCHEMA_REASON in message:
+        reason = message.rsplit(_MLFLOW_SCHEMA_REASON, 1)[1]
+        message = f"Failed to enforce schema (the model signature refused the data): {reason}"
+    if len(message) > _MAX_MESSAGE:
+        head = _MAX_MESSAGE // 2
+        message = message[:head] + " ... " + message[-(_MAX_MESSAGE - head - 5):]
+    return message
 
 
 def _signature_types(model: Any) -> dict[str, str]:
@@ -106,9 +129,7 @@ def capture_failure(
     if numeric.shape[1]:
         per_column = np.isinf(numeric.to_numpy(dtype=float)).sum(axis=0)
         inf_counts = {str(c): int(n) for c, n in zip(numeric.columns, per_column) if n}
-    message = str(error).strip().replace("\n", " ")
-    if len(message) > _MAX_MESSAGE:
-        message = message[: _MAX_MESSAGE - 3] + "..."
+    message = condensed_message(error)
     expected_types = _signature_types(model)
     return RuntimeFailure(
         stage=stage,

@@ -139,4 +139,15 @@ def predict_all(
         if predicted is not None and adapter.has_proba:
             proba = attempt(f"predict_proba:{split}", adapter.predict_proba, features, frame)
             setattr(predictions, f"proba_{split}", proba)
+    if adapter is not None and adapter.signature_refusal is not None:
+        failures.append(
+            capture_failure(
+                "predict:test",
+                adapter.signature_refusal,
+                frame=without_target(test),
+                expected_columns=adapter.feature_names,
+                model=inputs.model,
+                reference=without_target(train),
+            ).model_copy(update={"served_by_raw_model": True})
+        )
     return predictions, failures

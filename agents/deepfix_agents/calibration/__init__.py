@@ -119,6 +119,7 @@ def finding_row(finding: Finding, signals: list[Any]) -> dict[str, Any]:
         "max_signal_confidence": max((s.confidence for s in own), default=0.0),
         "folded_symptoms": sum(1 for e in finding.evidence if e.detail.startswith("symptom (")),
         "guarded": any(e.check == CHANCE_CHECK for e in finding.evidence),
+        "serving_only": bool(own) and all(s.facts.get("served_by_raw_model") for s in own),
     }
 
 
@@ -211,16 +212,26 @@ def apply_calibration(rows: list[dict[str, Any]], calibration: Calibration) -> l
     probability, then the rules' rank. Severity is measured harm and stays the first
     key: the probability says how likely a finding is a root cause, which orders
     findings of equal harm (ordering by probability alone let a corpus-wide category
-    prior put a medium finding above a critical one)."""
+    prior put a medium finding above a critical one). A signature refusal the raw model
+    got round (``serving_only``) keeps the rules' severity, ranks after the findings of
+    equal severity about the model and data, and does not push them down the order the
+    coefficients read."""
+    serving = sorted(r["rank"] for r in rows if r.get("serving_only"))
     out = []
     for row in rows:
+        if not row.get("serving_only"):
+            # the rank among the findings about the model and data: a signature
+            # refusal the raw model got round (``serving_only``) sits outside the
+            # order the coefficients were fitted on (the corpus never has one)
+            row = {**row, "rank": row["rank"] - sum(1 for r in serving if r < row["rank"])}
         p = calibration.probability(row)
         out.append({**row, "probability": p,
-                    "severity": calibrated_severity(row["severity"], p,
-                                                    calibration.medium_threshold,
-                                                    guarded=bool(row.get("guarded"))),
+                    "severity": calibrated_severity(
+                        row["severity"], p, calibration.medium_threshold,
+                        guarded=bool(row.get("guarded") or row.get("serving_only"))),
                     "confidence": round(p, 4)})
-    out.sort(key=lambda r: (-severity_level(r["severity"]), -r["probability"], r["rank"]))
+    out.sort(key=lambda r: (-severity_level(r["severity"]), bool(r.get("serving_only")),
+                            -r["probability"], r["rank"]))
     return [{**r, "rank": i} for i, r in enumerate(out, start=1)]
 
 

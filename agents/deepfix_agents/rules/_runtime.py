@@ -8,10 +8,11 @@ they all sit in columns the model's signature declares numeric but that arrive a
 :func:`retyped_columns`, ``schema_mismatch`` folds that finding: the values are only new
 because their type changed); NaN
 input -> ``missing_values``; infinite input -> ``outliers``; text where numbers are
-expected, or a dtype complaint -> ``data_type_issues``; anything else ->
-``schema_mismatch`` (the inputs do not fit what the model expects). Each rule's
-``detect_runtime`` yields only for the crashes classified to its own id, so one crash
-never becomes two competing findings.
+expected -> ``data_type_issues``; MLflow's signature refusing the data's types
+(:func:`signature_refusal`) -> ``schema_mismatch``; any other dtype complaint ->
+``data_type_issues``; anything else -> ``schema_mismatch`` (the inputs do not fit what
+the model expects). Each rule's ``detect_runtime`` yields only for the crashes
+classified to its own id, so one crash never becomes two competing findings.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from mlflow_deepfix.schemas import ArtifactData, RuntimeFailure
 PREDICT_CRASH_SCORE = 0.95
 #: only probabilities failed: labels and most checks still work
 PROBA_CRASH_SCORE = 0.3
+#: the pyfunc refused the data, the raw model predicted it (``served_by_raw_model``):
+#: every check stands, but the model as logged cannot be served this data
+SERVING_CRASH_SCORE = 0.75
 
 _OUTPUT_WORDS = ("one value per row", "expected rows x classes", "model output", "returned")
 _UNSEEN_WORDS = ("unknown categor", "unseen", "found unknown", "previously unseen",
@@ -69,6 +73,34 @@ def retyped_columns(failure: RuntimeFailure) -> list[str]:
     ]
 
 
+#: how ``testing.crash.condensed_message`` starts the reason of MLflow's schema enforcement
+SIGNATURE_REFUSAL = "failed to enforce schema"
+
+
+def signature_refusal(failure: RuntimeFailure) -> bool:
+    """MLflow's pyfunc refused the data before the model saw it: its signature declares
+    other types (an integer column given fractions, a pandas ``category`` column the
+    signature stores as string). The types differ from what the model expects, a
+    schema mismatch, unless the data itself holds text where numbers belong (counted
+    in ``non_numeric_counts`` and classified first)."""
+    return failure.message.lower().startswith(SIGNATURE_REFUSAL)
+
+
+def category_dtype_refused(failure: RuntimeFailure) -> list[str]:
+    """The pandas ``category`` columns a string signature refused: MLflow schemas have
+    no categorical type, ``infer_signature`` records such a column as string, and the
+    enforcement then cannot convert the column back (\"Can not safely convert category
+    to <U0\"). The model and the data are fine; the logged signature cannot serve them."""
+    if not signature_refusal(failure) or "convert category" not in failure.message.lower():
+        return []
+    return [
+        name
+        for name, given in failure.given_types.items()
+        if str(given).lower() == "category"
+        and str(failure.expected_types.get(name, "")).lower() == "string"
+    ]
+
+
 def classify(failure: RuntimeFailure) -> str:
     """The category id of one crash (see the module docstring for the order)."""
     text = f"{failure.exception_type} {failure.message}".lower()
@@ -93,6 +125,8 @@ def classify(failure: RuntimeFailure) -> str:
         or any(w in text for w in _TYPE_WORDS)
     ):
         return "data_type_issues"
+    if signature_refusal(failure):
+        return "schema_mismatch"
     if any(w in text for w in _TYPE_WORDS[:9]):
         return "data_type_issues"
     if failure.unseen_counts:
@@ -111,7 +145,10 @@ def crashes_for(artifact: ArtifactData, category: str) -> Iterable[RuntimeFailur
 
 def crash_score(failure: RuntimeFailure) -> float:
     """Impact: a failed ``predict`` loses every prediction, a failed ``predict_proba``
-    only the probability-based checks."""
+    only the probability-based checks, a refusal the raw model got round none (only
+    serving breaks)."""
+    if failure.served_by_raw_model:
+        return SERVING_CRASH_SCORE
     return PROBA_CRASH_SCORE if failure.stage.startswith("predict_proba") else PREDICT_CRASH_SCORE
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule
 from deepfix_agents.rules._runtime import (
+    category_dtype_refused,
     classify,
     crash_detail,
     crash_score,
@@ -31,7 +32,9 @@ class SchemaMismatch(Rule):
     name = "Columns or types do not match"
     detects = (
         "Columns present in one split but not the other, columns whose dtype changed between "
-        "splits, or inference data that lacks columns the model expects (often a crash)."
+        "splits (integers and floats are both numbers: an int column that turned float64, "
+        "as one missing value makes it, is no change), or inference data that lacks or "
+        "mistypes what the model expects (a crash; MLflow's signature refusing the data)."
     )
     why = (
         "The model reads features by name and type. A renamed, dropped or retyped column "
@@ -73,7 +76,11 @@ class SchemaMismatch(Rule):
 
     def explains_for(self, artifact):
         """A crash that the types of the data explain better (data_type_issues,
-        missing_values, ...) stays its own, more specific finding."""
+        missing_values, ...) stays its own, more specific finding. A signature refusal
+        the raw model got round (``served_by_raw_model``) explains nothing: the model
+        saw the data as it was trained on it, so what else was found is its own."""
+        if _only_served_refusals(self, artifact):
+            return ()
         crashed_elsewhere = {
             classify(f) for f in artifact.runtime_failures if not retyped_crash(f)
         } - {self.id}
@@ -82,25 +89,26 @@ class SchemaMismatch(Rule):
     def detect_runtime(self, artifact):
         for failure in crashes_for(artifact, self.id):
             missing = missing_columns(failure)
+            categorical = category_dtype_refused(failure)
             detail = crash_detail(failure)
             if missing:
                 detail += f"; expected columns absent from the data: {missing[:8]}"
             yield self.signal(
                 "runtime",
                 score=crash_score(failure),
-                confidence=0.9 if missing else 0.6,
+                # a refusal the raw model got round is certain but explains none of the
+                # model's scores: it ranks after findings of equal severity that do
+                confidence=(
+                    0.5 if failure.served_by_raw_model
+                    else 0.9 if missing or categorical else 0.6
+                ),
                 detail=detail,
                 missing=missing,
+                categorical_refused=categorical,
+                served_by_raw_model=failure.served_by_raw_model,
                 crashed=True,
                 stage=failure.stage,
-                crash_fix=(
-                    f"Pass the model the columns it was trained on: {missing[:5]} are absent "
-                    "(check renames and the feature selection before predict)."
-                    if missing else
-                    "Compare the evaluation frame's columns and dtypes with the model "
-                    "signature (mlflow.models.get_model_info(uri).signature) and apply the "
-                    "training preprocessing before predict."
-                ),
+                crash_fix=_crash_fix(missing, categorical),
             )
 
     def detect_dataset(self, artifact):
@@ -151,6 +159,12 @@ class SchemaMismatch(Rule):
         if self.fact(signals, "crashed"):
             if missing:
                 return f"The model cannot predict: expected column(s) {missing[:3]} are missing"
+            categorical = self.fact(signals, "categorical_refused")
+            if categorical:
+                return (
+                    "The model's signature cannot take its own categorical column(s) "
+                    f"{categorical[:3]}"
+                )
             return "The model crashed on the evaluation data's columns or types"
         if missing:
             return f"Column(s) {missing[:3]} are missing from one split"
@@ -160,6 +174,22 @@ class SchemaMismatch(Rule):
         return f"Columns differ between train and test: {self.fact(signals, 'extra', [])[:3]}"
 
     def explanation(self, signals, artifact):
+        if self.fact(signals, "categorical_refused"):
+            return (
+                "MLflow refused the evaluation data before the model saw it. MLflow "
+                "signatures have no categorical type, so `infer_signature` recorded the "
+                "pandas 'category' columns as strings, and at predict time MLflow will not "
+                "convert a category column to a string one. The model and the data may be "
+                "fine; the logged model cannot be served this data as it is, here or behind "
+                "a serving endpoint."
+                + (
+                    " deepfix called the raw model directly (the data as it was trained on), "
+                    "so the rest of this report stands."
+                    if self.fact(signals, "served_by_raw_model") else
+                    " Every score and model check depends on predictions, so fix the "
+                    "signature first."
+                )
+            )
         if self.fact(signals, "crashed"):
             return (
                 "Prediction failed because the data handed to the model does not have the "
@@ -172,3 +202,39 @@ class SchemaMismatch(Rule):
             "model reads features by name and type, so a column that is renamed, dropped or "
             "stored differently is misread or filled with defaults."
         )
+
+
+def _only_served_refusals(rule, artifact) -> bool:
+    """Every crash of this rule is a refusal the raw model got round, and the splits
+    share their columns and types: no schema change that could explain a symptom."""
+    crashes = list(crashes_for(artifact, rule.id))
+    if not crashes or not all(f.served_by_raw_model for f in crashes):
+        return False
+    comparison = artifact.dataset.comparison if artifact.dataset is not None else None
+    return comparison is None or not (
+        comparison.dtype_mismatches
+        or comparison.columns_only_in_train
+        or comparison.columns_only_in_test
+    )
+
+
+def _crash_fix(missing: list[str], categorical: list[str]) -> str:
+    """The first fix for a crash, the most specific its evidence allows."""
+    if missing:
+        return (
+            f"Pass the model the columns it was trained on: {missing[:5]} are absent "
+            "(check renames and the feature selection before predict)."
+        )
+    if categorical:
+        return (
+            f"Hand MLflow the categorical columns {categorical[:5]} as strings "
+            "(`X[cols] = X[cols].astype(str)`) and restore their dtype inside the logged "
+            "model: a first pipeline step (or pyfunc wrapper) that casts them to "
+            "`pd.CategoricalDtype(<training categories>)`; log it with a signature inferred "
+            "from the string frame."
+        )
+    return (
+        "Compare the evaluation frame's columns and dtypes with the model signature "
+        "(mlflow.models.get_model_info(uri).signature) and apply the training "
+        "preprocessing before predict."
+    )

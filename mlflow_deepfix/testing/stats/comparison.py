@@ -35,6 +35,16 @@ def _dtype_family(dtype: Any) -> str:
     return str(dtype)
 
 
+def _stored_kind(dtype: Any) -> str:
+    """What a model reads a column as: integers and floats are both numbers. An integer
+    column turns float64 the moment one value is missing, or after any arithmetic;
+    every numeric model reads both the same way, so that alone is no schema change
+    (and it is not the cause of a drift found beside it). Where a model's signature
+    does refuse it, the crash says so (``RuntimeFailure``)."""
+    family = _dtype_family(dtype)
+    return "number" if family in ("int", "float") else family
+
+
 def _unseen_fraction(train: pd.Series, test: pd.Series) -> float:
     """Share of test rows holding a non-missing value never seen in train (values
     compared through :func:`label_keys`, so ``1`` and ``1.0`` are the same)."""
@@ -95,7 +105,7 @@ def compare_splits(
     out["dtype_mismatches"] = {
         c: f"{train[c].dtype} -> {test[c].dtype}"
         for c in common
-        if _dtype_family(train[c].dtype) != _dtype_family(test[c].dtype)
+        if _stored_kind(train[c].dtype) != _stored_kind(test[c].dtype)
     }
 
     common_set = set(common)
