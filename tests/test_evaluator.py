@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -296,7 +297,7 @@ def test_a_signature_that_refuses_pandas_categories_is_named_and_the_diagnosis_g
     content = result.artifacts["deepfix_findings"].content
     by_category = {f["category"]: f for f in content["findings"]}
     schema = by_category["schema_mismatch"]
-    assert schema["severity"] == "high"  # serving breaks; the diagnosis does not
+    assert schema["severity"] == "medium"  # serving breaks; no prediction is worse
     assert "colour" in schema["title"] and "shape" in schema["title"]
     assert "CategoricalDtype" in schema["fixes"][0] and "astype(str)" in schema["fixes"][0]
     assert "raw model" in schema["explanation"]
@@ -313,6 +314,9 @@ def test_a_signature_that_refuses_pandas_categories_is_named_and_the_diagnosis_g
                           "Calibration Score", "Roc Report"}, skipped  # the model checks ran
     artifacts, tags, _ = _deepfix_outputs(run_id)
     assert len(artifacts) == 3 and tags["deepfix.status"] == "fail"
+    report = (Path(mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path="deepfix"))
+              / "report.html").read_text()
+    assert 'data-note="served-by-raw-model"' in report
 
 
 def test_a_refusal_the_raw_model_cannot_get_round_stays_a_crash(tracking_uri):

@@ -26,8 +26,10 @@ PREDICT_CRASH_SCORE = 0.95
 #: only probabilities failed: labels and most checks still work
 PROBA_CRASH_SCORE = 0.3
 #: the pyfunc refused the data, the raw model predicted it (``served_by_raw_model``):
-#: every check stands, but the model as logged cannot be served this data
-SERVING_CRASH_SCORE = 0.75
+#: every check stands and no prediction is worse for it, but the model as logged cannot
+#: be served this data: a defect to fix before deploying (medium), not a cause of the
+#: model's scores to rank above the findings that are
+SERVING_CRASH_SCORE = 0.55
 
 _OUTPUT_WORDS = ("one value per row", "expected rows x classes", "model output", "returned")
 _UNSEEN_WORDS = ("unknown categor", "unseen", "found unknown", "previously unseen",
