@@ -8,6 +8,7 @@ one probability column per class (CONTRACT.md section 1).
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -79,6 +80,33 @@ def _final_estimator_name(model: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+#: objectives of a LightGBM / XGBoost native ``Booster`` whose ``predict`` (and so the
+#: MLflow flavour's pyfunc) returns the probability of class 1, one value per row
+POSITIVE_PROBABILITY_OBJECTIVES = frozenset({
+    "binary", "cross_entropy", "xentropy",  # LightGBM
+    "binary:logistic",  # XGBoost
+})
+
+
+def booster_objective(raw: Any) -> str | None:
+    """The training objective of a LightGBM or XGBoost native ``Booster`` (``lgb.train``,
+    ``xgb.train``), or None for any other model. Such a booster has no ``predict_proba``
+    and its ``predict`` returns what the objective defines: for a binary one, the
+    probability of class 1, which the pyfunc passes on as the "prediction"."""
+    kind = type(raw)
+    if kind.__name__ != "Booster":
+        return None
+    try:
+        if kind.__module__.startswith("lightgbm"):
+            objective = (getattr(raw, "params", None) or {}).get("objective")
+            return str(objective) if objective else None
+        if kind.__module__.startswith("xgboost"):
+            return str(json.loads(raw.save_config())["learner"]["objective"]["name"])
+    except Exception:  # noqa: BLE001 - an unreadable booster is treated as any model
+        return None
+    return None
+
+
 def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool:
     """MLflow's schema enforcement refused pandas ``category`` columns of ``features``.
 
@@ -136,6 +164,9 @@ class ModelAdapter:
         features = self._features(X)
         with threads_for_rows(len(X)):
             output = self._served_predict(features)
+        if self.proba_source == "pyfunc_positive":
+            positive = np.asarray(output, dtype=float).reshape(len(X), -1)[:, -1]
+            return np.asarray(self.classes_)[(positive >= 0.5).astype(int)]
         if isinstance(output, pd.DataFrame):
             if self.proba_source == "pyfunc" and output.shape[1] > 1:
                 return np.asarray(self.classes_)[np.argmax(output.to_numpy(), axis=1)]
@@ -184,6 +215,32 @@ class ModelAdapter:
         name = (flavors.get("python_function") or {}).get("predict_fn") or "predict"
         return getattr(self.raw_model, name, None)
 
+    def _detect_positive_probability(self, values: np.ndarray, labels: np.ndarray) -> bool:
+        """Accept a native LightGBM / XGBoost ``Booster`` with a binary objective
+        (:data:`POSITIVE_PROBABILITY_OBJECTIVES`): its pyfunc returns P(class 1), one
+        value in [0, 1] per row, for labels 0 and 1 (the only ones such a booster trains
+        on). Labels are then read at 0.5 and probabilities are ``[1 - p, p]``. The
+        objective, not the range of the output, decides: a regressor fitted on 0/1
+        labels also answers within [0, 1], and that is the wrong-task bug."""
+        if booster_objective(self.raw_model) not in POSITIVE_PROBABILITY_OBJECTIVES:
+            return False
+        if values.ndim == 2 and values.shape[1] == 1:
+            values = values[:, 0]
+        if values.ndim != 1:
+            return False
+        try:
+            positive = values.astype(float)
+            classes = np.unique(np.asarray(labels).astype(float))
+        except (TypeError, ValueError):
+            return False
+        in_range = np.isfinite(positive).all() and positive.min() >= 0 and positive.max() <= 1
+        if not in_range or classes.tolist() != [0.0, 1.0]:
+            return False
+        self.classes_ = np.unique(labels)
+        self.proba_source = "pyfunc_positive"
+        self.no_proba_reason = None
+        return True
+
     @property
     def has_proba(self) -> bool:
         return self.proba_source is not None
@@ -195,6 +252,11 @@ class ModelAdapter:
         if self.proba_source == "pyfunc":
             with threads_for_rows(len(X)):
                 return np.asarray(self.model.predict(self._features(X)), dtype=float)
+        if self.proba_source == "pyfunc_positive":
+            with threads_for_rows(len(X)):
+                output = self._served_predict(self._features(X))
+            positive = np.asarray(output, dtype=float).reshape(len(X), -1)[:, -1]
+            return np.column_stack([1.0 - positive, positive])
         raise AttributeError(self.no_proba_reason or "model has no predict_proba")
 
     @property
@@ -236,6 +298,8 @@ class ModelAdapter:
         if not isinstance(output, (pd.DataFrame, np.ndarray)):
             return
         values = np.asarray(output, dtype=object)
+        if self._detect_positive_probability(values, labels):
+            return
         if values.ndim != 2 or values.shape[1] < 2:
             return
         classes = np.unique(labels)

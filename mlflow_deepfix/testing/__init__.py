@@ -81,6 +81,11 @@ def run_testing(
         notes.append(f"Model checks skipped: {model_skip_reason}.")
 
     adapter = None if predict_failed else inputs.adapter
+    if adapter is not None and adapter.proba_source == "pyfunc_positive":
+        notes.append(
+            "The model returns the probability of class 1 (a LightGBM or XGBoost booster "
+            "with a binary objective): labels are read at 0.5, probabilities as [1 - p, p]."
+        )
     if adapter is not None and not adapter.has_proba and inputs.task != "regression":
         notes.append(
             f"Probability-based checks skipped: {adapter.no_proba_reason or 'no predict_proba'}."
