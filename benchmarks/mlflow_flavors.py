@@ -8,7 +8,9 @@ With ``infer_signature`` such a model refuses its own training frame (MLflow has
 categorical type, see README "Robustness"), so this script measures both packagings:
 
 * ``signature``: logged with ``infer_signature(X_train, ...)``, as the MLflow docs show;
-* ``no_signature``: logged without one.
+* ``no_signature``: logged without one;
+* ``booster`` (binary datasets only): the library's native API (``lgb.train``,
+  ``xgb.train`` with a binary objective), whose pyfunc returns P(class 1).
 
 Per dataset, library and packaging, four workflows go through ``mlflow.models.evaluate``
 on a local sqlite store: ``clean``; ``leak`` (a post-outcome column: the label plus
@@ -21,9 +23,9 @@ and without the signature finding itself (the one real defect of every ``signatu
 workflow).
 
 Not a corpus: no harm filter (a drift the model shrugs off still counts), one seed, DEV
-datasets only (their cases may be read). Needs ``lightgbm`` and/or ``xgboost``
-installed (neither is a dependency of deepfix); a library that is missing is skipped
-with a message.
+datasets only (their cases may be read). Needs ``lightgbm`` (the test extra installs
+it) and/or ``xgboost`` (installed apart: ``pip install xgboost``); neither is a
+dependency of deepfix, and a library that is missing is skipped with a message.
 
     python benchmarks/mlflow_flavors.py [--datasets tips,penguins] [--json out.json]
 """
@@ -47,7 +49,7 @@ os.environ["TQDM_DISABLE"] = "1"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 LIBRARIES = ("lightgbm", "xgboost")
-PACKAGINGS = ("signature", "no_signature")
+PACKAGINGS = ("signature", "no_signature", "booster")
 EXPECTED = {"leak": "target_leakage", "noise_labels": "underfitting", "drift": "feature_drift"}
 KINDS = ("clean", *EXPECTED)
 MEDIUM_PLUS = ("medium", "high", "critical")
@@ -121,6 +123,20 @@ def model_for(library: str, classification: bool):
     return cls(n_estimators=200, random_state=0, enable_categorical=True, tree_method="hist")
 
 
+def native_booster(library: str, features, labels):
+    """A binary booster trained through the library's own API."""
+    if library == "lightgbm":
+        import lightgbm
+
+        params = {"objective": "binary", "verbose": -1, "seed": 0, "num_threads": 1}
+        return lightgbm.train(params, lightgbm.Dataset(features, labels), num_boost_round=200)
+    import xgboost
+
+    data = xgboost.DMatrix(features, labels, enable_categorical=True)
+    params = {"objective": "binary:logistic", "seed": 0, "tree_method": "hist", "nthread": 1}
+    return xgboost.train(params, data, num_boost_round=200)
+
+
 def log_model(library: str, model, features, packaging: str) -> str:
     import mlflow
 
@@ -138,8 +154,11 @@ def run_case(name: str, library: str, packaging: str, kind: str) -> dict:
     ds, train, test = prepared(name)
     train, test = planted(kind, ds, train, test)
     features = [c for c in train.columns if c != ds.target]
-    model = model_for(library, ds.is_classification)
-    model.fit(train[features], train[ds.target])
+    if packaging == "booster":
+        model = native_booster(library, train[features], train[ds.target])
+    else:
+        model = model_for(library, ds.is_classification)
+        model.fit(train[features], train[ds.target])
     started = time.perf_counter()
     with mlflow.start_run(run_name=f"{name}.{library}.{packaging}.{kind}"):
         uri = log_model(library, model, train[features], packaging)
@@ -185,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", default=None,
                         help="comma-separated DEV datasets (default: every DEV dataset "
                              "with a categorical column)")
+    parser.add_argument("--packaging", choices=PACKAGINGS, action="append",
+                        help="only these packagings (repeatable; default: all)")
     parser.add_argument("--json", default=None, help="write every case and the scores here")
     args = parser.parse_args(argv)
 
@@ -203,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import mlflow
 
+    from mlflow_deepfix.bench.corpus.datasets import load_dataset
+
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
     folder = tempfile.mkdtemp(prefix="deepfix-flavours-")
@@ -211,7 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in names:
         for library in libraries:
-            for packaging in PACKAGINGS:
+            for packaging in args.packaging or PACKAGINGS:
+                if packaging == "booster" and load_dataset(name).task != "binary_classification":
+                    continue
                 for kind in KINDS:
                     row = run_case(name, library, packaging, kind)
                     rows.append(row)

@@ -45,6 +45,13 @@ CASES = [
                  "input types for column a. Can not safely convert float64 to int64. Hint: the "
                  "type mismatch is likely caused by missing values."},
      "missing_values"),
+    # MLflow's xgboost flavour hands a native booster a DMatrix without
+    # enable_categorical: the packaging refuses the model's own category column
+    ({"given_types": {"a": "float64", "b": "category"},
+      "message": "DataFrame.dtypes for data must be int, float, bool or category. When "
+                 "categorical type is supplied, the experimental DMatrix parameter"
+                 "`enable_categorical` must be set to `True`. Invalid columns:b: category"},
+     "schema_mismatch"),
 ]
 
 
@@ -161,3 +168,21 @@ def test_a_crash_message_keeps_its_reason_and_no_rows():
     kept = condensed_message(long_error)
     assert len(kept) <= 600 and kept.startswith("while scoring")
     assert kept.endswith("because column b is empty")
+
+
+def test_the_xgboost_flavour_refusing_category_columns_names_its_own_fix():
+    """The xgboost flavour's DMatrix without ``enable_categorical`` is not the data's
+    types being wrong (data_type_issues said "cast the columns to the signature"): it
+    is the packaging, with a fix that names the parameter; served by the raw booster
+    (``served_by_raw_model``) it is a medium finding."""
+    failure = _failure(
+        exception_type="ValueError", given_types={"a": "float64", "b": "category"},
+        message="DataFrame.dtypes for data must be int, float, bool or category. When "
+                "categorical type is supplied, the experimental DMatrix parameter"
+                "`enable_categorical` must be set to `True`. Invalid columns:b: category",
+        served_by_raw_model=True,
+    )
+    top = diagnose_with_rules(_artifact(failure)).findings[0]
+    assert top.category == "schema_mismatch" and top.severity == "medium"
+    assert "'b'" in top.title and "enable_categorical=True" in top.fixes[0]
+    assert "xgboost flavour" in top.explanation and "rest of this report" in top.explanation

@@ -107,21 +107,29 @@ def booster_objective(raw: Any) -> str | None:
     return None
 
 
-def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool:
-    """MLflow's schema enforcement refused pandas ``category`` columns of ``features``.
+#: the reason MLflow's xgboost flavour gives when it hands a native booster a frame
+#: with ``category`` columns: it builds the DMatrix without ``enable_categorical``
+XGBOOST_CATEGORICAL_REFUSAL = "enable_categorical"
 
-    MLflow signatures have no categorical type: ``infer_signature`` records such a
-    column as string, and enforcement then will not convert the category column back
-    ("Can not safely convert category to <U0"). The model was trained on exactly these
-    dtypes (LightGBM, XGBoost and HistGradientBoosting read them natively), so its raw
-    ``predict`` takes the frame as it is.
+
+def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool:
+    """The MLflow packaging refused the pandas ``category`` columns of ``features``
+    that the model itself reads.
+
+    Two ways, both MLflow's and not the model's: a signature has no categorical type,
+    ``infer_signature`` records such a column as string, and enforcement then will not
+    convert the category column back ("Can not safely convert category to <U0"); and
+    the xgboost flavour builds a native booster's DMatrix without
+    ``enable_categorical``. The model was trained on exactly these dtypes (LightGBM,
+    XGBoost and HistGradientBoosting read them natively), so its raw ``predict`` takes
+    the frame as it is.
     """
+    if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in features.dtypes):
+        return False
     message = str(error)
     return (
-        message.startswith("Failed to enforce schema")
-        and "convert category" in message
-        and any(isinstance(dtype, pd.CategoricalDtype) for dtype in features.dtypes)
-    )
+        message.startswith("Failed to enforce schema") and "convert category" in message
+    ) or XGBOOST_CATEGORICAL_REFUSAL in message
 
 
 class ModelAdapter:
@@ -145,8 +153,8 @@ class ModelAdapter:
         self.classes_: np.ndarray | None = None
         self.proba_source: str | None = None
         self.no_proba_reason: str | None = None
-        #: the pyfunc's refusal of pandas ``category`` columns, once seen: predictions
-        #: then come from the raw model (see :meth:`_served_predict`)
+        #: the MLflow packaging's refusal of pandas ``category`` columns, once seen:
+        #: predictions then come from the raw model (see :meth:`_served_predict`)
         self.signature_refusal: BaseException | None = None
         if is_classifier:
             self._detect_proba()
@@ -199,7 +207,7 @@ class ModelAdapter:
                     raise error from None
                 self.signature_refusal = error
                 logger.warning(
-                    "the model signature refuses the data's pandas category columns (%s); "
+                    "the logged model refuses the data's pandas category columns (%s); "
                     "deepfix calls the raw model directly for the rest of the diagnosis",
                     str(error).rsplit("Error: ", 1)[-1][:200],
                 )
@@ -208,9 +216,19 @@ class ModelAdapter:
 
     def _raw_predict_fn(self) -> Any | None:
         """The raw model's method behind the pyfunc's ``predict`` (the flavour's
-        ``predict_fn``, ``predict`` by default), or None."""
+        ``predict_fn``, ``predict`` by default), or None. A native XGBoost booster
+        predicts a DMatrix, built with its categorical columns enabled."""
         if self.raw_model is None:
             return None
+        if type(self.raw_model).__module__.startswith("xgboost") and (
+            type(self.raw_model).__name__ == "Booster"
+        ):
+            import xgboost
+
+            booster = self.raw_model
+            return lambda frame: booster.predict(
+                xgboost.DMatrix(frame, enable_categorical=True)
+            )
         flavors = getattr(getattr(self.model, "metadata", None), "flavors", None) or {}
         name = (flavors.get("python_function") or {}).get("predict_fn") or "predict"
         return getattr(self.raw_model, name, None)
@@ -292,7 +310,7 @@ class ModelAdapter:
         if self.has_proba or not self.is_classifier or len(sample) == 0:
             return
         try:
-            output = self.model.predict(self._features(sample.head(64)))
+            output = self._served_predict(self._features(sample.head(64)))
         except Exception:  # noqa: BLE001 - prediction errors are diagnosed elsewhere
             return
         if not isinstance(output, (pd.DataFrame, np.ndarray)):

@@ -9,7 +9,8 @@ they all sit in columns the model's signature declares numeric but that arrive a
 because their type changed); NaN
 input -> ``missing_values``; infinite input -> ``outliers``; text where numbers are
 expected -> ``data_type_issues``; MLflow's signature refusing the data's types
-(:func:`signature_refusal`) -> ``schema_mismatch``; any other dtype complaint ->
+(:func:`signature_refusal`), or its packaging refusing the model's own category
+columns (:func:`category_dtype_refused`) -> ``schema_mismatch``; any other dtype complaint ->
 ``data_type_issues``; anything else -> ``schema_mismatch`` (the inputs do not fit what
 the model expects). Each rule's ``detect_runtime`` yields only for the crashes
 classified to its own id, so one crash never becomes two competing findings.
@@ -88,19 +89,30 @@ def signature_refusal(failure: RuntimeFailure) -> bool:
     return failure.message.lower().startswith(SIGNATURE_REFUSAL)
 
 
+#: MLflow's xgboost flavour, handed ``category`` columns for a native booster, builds
+#: the DMatrix without ``enable_categorical`` and XGBoost names that parameter
+XGBOOST_CATEGORICAL = "enable_categorical"
+
+
 def category_dtype_refused(failure: RuntimeFailure) -> list[str]:
-    """The pandas ``category`` columns a string signature refused: MLflow schemas have
-    no categorical type, ``infer_signature`` records such a column as string, and the
-    enforcement then cannot convert the column back (\"Can not safely convert category
-    to <U0\"). The model and the data are fine; the logged signature cannot serve them."""
-    if not signature_refusal(failure) or "convert category" not in failure.message.lower():
-        return []
-    return [
-        name
-        for name, given in failure.given_types.items()
-        if str(given).lower() == "category"
-        and str(failure.expected_types.get(name, "")).lower() == "string"
-    ]
+    """The pandas ``category`` columns the MLflow packaging refused, though the model
+    reads them: a string signature (MLflow schemas have no categorical type,
+    ``infer_signature`` records such a column as string, and enforcement then cannot
+    convert it back: \"Can not safely convert category to <U0\"), or the xgboost
+    flavour building a native booster's DMatrix without ``enable_categorical``. The
+    model and the data are fine; the logged model cannot be served them."""
+    message = failure.message.lower()
+    by_signature = signature_refusal(failure) and "convert category" in message
+    if by_signature:
+        return [
+            name
+            for name, given in failure.given_types.items()
+            if str(given).lower() == "category"
+            and str(failure.expected_types.get(name, "")).lower() == "string"
+        ]
+    if XGBOOST_CATEGORICAL in message:
+        return [n for n, given in failure.given_types.items() if str(given).lower() == "category"]
+    return []
 
 
 def classify(failure: RuntimeFailure) -> str:
@@ -127,7 +139,7 @@ def classify(failure: RuntimeFailure) -> str:
         or any(w in text for w in _TYPE_WORDS)
     ):
         return "data_type_issues"
-    if signature_refusal(failure):
+    if signature_refusal(failure) or category_dtype_refused(failure):
         return "schema_mismatch"
     if any(w in text for w in _TYPE_WORDS[:9]):
         return "data_type_issues"

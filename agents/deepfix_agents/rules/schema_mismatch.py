@@ -7,6 +7,7 @@ from deepfix_agents.rules._base import Rule
 from deepfix_agents.rules._runtime import (
     category_dtype_refused,
     classify,
+    signature_refusal,
     crash_detail,
     crash_score,
     crashes_for,
@@ -105,10 +106,11 @@ class SchemaMismatch(Rule):
                 detail=detail,
                 missing=missing,
                 categorical_refused=categorical,
+                xgboost_dmatrix=bool(categorical) and not signature_refusal(failure),
                 served_by_raw_model=failure.served_by_raw_model,
                 crashed=True,
                 stage=failure.stage,
-                crash_fix=_crash_fix(missing, categorical),
+                crash_fix=_crash_fix(missing, categorical, not signature_refusal(failure)),
             )
 
     def detect_dataset(self, artifact):
@@ -162,7 +164,7 @@ class SchemaMismatch(Rule):
             categorical = self.fact(signals, "categorical_refused")
             if categorical:
                 return (
-                    "The model's signature cannot take its own categorical column(s) "
+                    "The logged model cannot take its own categorical column(s) "
                     f"{categorical[:3]}"
                 )
             return "The model crashed on the evaluation data's columns or types"
@@ -175,13 +177,19 @@ class SchemaMismatch(Rule):
 
     def explanation(self, signals, artifact):
         if self.fact(signals, "categorical_refused"):
+            how = (
+                "MLflow's xgboost flavour hands a native booster a DMatrix built without "
+                "`enable_categorical`, so the booster refuses the pandas 'category' columns "
+                "it was trained on."
+                if self.fact(signals, "xgboost_dmatrix") else
+                "MLflow signatures have no categorical type, so `infer_signature` recorded "
+                "the pandas 'category' columns as strings, and at predict time MLflow will "
+                "not convert a category column to a string one."
+            )
             return (
-                "MLflow refused the evaluation data before the model saw it. MLflow "
-                "signatures have no categorical type, so `infer_signature` recorded the "
-                "pandas 'category' columns as strings, and at predict time MLflow will not "
-                "convert a category column to a string one. The model and the data may be "
-                "fine; the logged model cannot be served this data as it is, here or behind "
-                "a serving endpoint."
+                "MLflow refused the evaluation data before the model could use it. " + how
+                + " The model and the data may be fine; the logged model cannot be served "
+                "this data as it is, here or behind a serving endpoint."
                 + (
                     " deepfix called the raw model directly (the data as it was trained on), "
                     "so the rest of this report stands."
@@ -218,12 +226,19 @@ def _only_served_refusals(rule, artifact) -> bool:
     )
 
 
-def _crash_fix(missing: list[str], categorical: list[str]) -> str:
+def _crash_fix(missing: list[str], categorical: list[str], by_xgboost: bool) -> str:
     """The first fix for a crash, the most specific its evidence allows."""
     if missing:
         return (
             f"Pass the model the columns it was trained on: {missing[:5]} are absent "
             "(check renames and the feature selection before predict)."
+        )
+    if categorical and by_xgboost:
+        return (
+            "Log the scikit-learn API model (`xgboost.XGBClassifier(enable_categorical=True)` "
+            "or `XGBRegressor`), which MLflow's flavour calls with the frame as it is, or "
+            "wrap the booster in a pyfunc whose predict builds "
+            "`xgboost.DMatrix(X, enable_categorical=True)`."
         )
     if categorical:
         return (
