@@ -7,13 +7,13 @@ from deepfix_agents.rules._base import Rule
 from deepfix_agents.rules._runtime import (
     category_dtype_refused,
     classify,
-    signature_refusal,
     crash_detail,
     crash_score,
     crashes_for,
     input_unseen_counts,
     missing_columns,
     retyped_columns,
+    signature_refusal,
 )
 
 
