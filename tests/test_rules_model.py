@@ -5066,3 +5066,48 @@ def test_dr48_predictions_rising_while_the_outcomes_dip_within_noise_are_their_o
     assert _own(fall)["unjustified"] == pytest.approx(0.15)
     # the same rise with the outcomes rising too is followed, not against them
     assert not against_unmeasured_outcomes(dip, 0.15, 0.1, 75.0)
+
+
+def _s54_memorised_shuffled_labels(linear_cv: float):
+    """An XGBoost regressor on a pig-growth table whose training labels were shuffled
+    (stop 54's flavours benchmark, dietox): R2 0.999 on its training rows, -0.343 on
+    test, chance -0.004 (noise 0.103, 259 rows). The linear rung lands 0.122 on test, 1.2
+    noise units above chance by luck; ``linear_cv`` is its cross-validated score on the
+    (shuffled) training rows."""
+    perf = PerformanceSummary(
+        metric="r2", train_score=0.999, test_score=-0.343, prediction_spread_ratio=1.0
+    )
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="r2", score_before=-0.004,
+        score_after=-0.343, noise=0.103, n_rows=259,
+    )
+    baselines = [
+        BaselineResult(name="dummy_mean", metric="r2", cv_score=-0.01, test_score=-0.004),
+        BaselineResult(name="linear", metric="r2", cv_score=linear_cv, test_score=0.122),
+        BaselineResult(name="tree", metric="r2", cv_score=linear_cv - 0.2, test_score=-0.21),
+    ]
+    data = artifact(task="regression", performance=perf, baselines=baselines, n_train=600,
+                    n_test=259)
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_s54_labels_replaced_by_noise_under_a_memorising_model_are_the_cause():
+    """A model far below chance makes a baseline a noise unit above chance look like
+    learnable signal (the reference is the lower of chance and the model). The labels
+    count as learnable then only where the training rows show it too: a rung
+    cross-validated on them beats the dummy. Shuffled training labels show nothing
+    there, so the no-signal finding leads instead of overfitting; with a signal in the
+    training rows (noise added to real labels), overfitting explains the chance level
+    as before."""
+    from deepfix_agents.rules._ladder import at_chance
+    from deepfix_agents.rules.underfitting import signal_is_learnable
+
+    shuffled = _s54_memorised_shuffled_labels(linear_cv=-0.02)
+    measured = at_chance(shuffled)
+    assert measured is not None and signal_is_learnable(shuffled, measured) is False
+    assert "underfitting" not in RULES.get("overfitting")().explains_for(shuffled)
+    assert _diagnose(shuffled)[0].category == "underfitting"
+    noisy = _s54_memorised_shuffled_labels(linear_cv=0.15)
+    assert signal_is_learnable(noisy, at_chance(noisy)) is True
+    assert "underfitting" in RULES.get("overfitting")().explains_for(noisy)
+    assert _diagnose(noisy)[0].category == "overfitting"

@@ -15,6 +15,7 @@ from deepfix_agents.rules._ladder import (
     gap_in_error,
     ladder_rungs,
     supported_score,
+    training_rows_show_signal,
 )
 from deepfix_agents.rules._noise import sampling_noise
 from deepfix_agents.rules.class_imbalance import threshold_is_the_cause
@@ -86,7 +87,17 @@ def signal_is_learnable(artifact, measured) -> bool | None:
     # the reference is the lower of chance and the model (a model within noise of chance
     # but a hair above it does not make a baseline clearly above chance any less so)
     reference = measured.score_after if chance is None else min(measured.score_after, chance)
-    return best.test_score - reference > CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
+    margin = CHANCE_NOISE_UNITS * (measured.noise or 0.0) + 0.05
+    if best.test_score - reference <= margin:
+        return False
+    if chance is not None and best.test_score - chance <= margin:
+        # the baseline clears the bar only because the model fell below chance: a model
+        # that memorised labels replaced by noise lands far below it, and a baseline a
+        # noise unit above chance by luck then looks like signal. The labels are
+        # learnable only where the training rows show it too: a rung of the ladder
+        # cross-validated on them beats the dummy (:func:`training_rows_show_signal`)
+        return training_rows_show_signal(artifact)
+    return True
 
 
 #: one class taking at least this share of predictions, or a prediction spread at most
