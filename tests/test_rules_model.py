@@ -5111,3 +5111,35 @@ def test_s54_labels_replaced_by_noise_under_a_memorising_model_are_the_cause():
     assert signal_is_learnable(noisy, at_chance(noisy)) is True
     assert "underfitting" in RULES.get("overfitting")().explains_for(noisy)
     assert _diagnose(noisy)[0].category == "overfitting"
+
+
+def _s54_rare_class_at_chance(linear_cv: float):
+    """A binary task whose class '0' is 12 % of the labels (loan approvals), a model at
+    chance on test (f1_macro 0.46 against 0.48 for shuffled labels, noise 0.017), which
+    predicts the rare class for 1.4 % of rows; ``linear_cv`` is the linear rung's score
+    cross-validated on the training rows (the dummy's: 0.47)."""
+    labels = {"0": 0.12, "1": 0.88}
+    perf = modified(HEALTHY_PERF, metric="f1_macro", train_score=1.0, test_score=0.462,
+                    prediction_distribution={"0": 0.014, "1": 0.986})
+    chance = Intervention(
+        kind="chance_level", category="underfitting", metric="f1_macro", score_before=0.477,
+        score_after=0.462, noise=0.017, n_rows=360,
+    )
+    baselines = [
+        BaselineResult(name="dummy_prior", metric="f1_macro", cv_score=0.47, test_score=0.47),
+        BaselineResult(name="linear", metric="f1_macro", cv_score=linear_cv, test_score=0.487),
+    ]
+    data = artifact(performance=perf, baselines=baselines, n_test=360, train_labels=labels,
+                    test_labels=labels)
+    return data.model_copy(update={"interventions": [chance]})
+
+
+def test_s54_a_rare_class_does_not_explain_a_chance_level_score_without_signal():
+    """class_imbalance folded in every chance-level finding. With training labels
+    shuffled (no rung cross-validated on the training rows beats the dummy) the model
+    is at chance because nothing is learnable, not because one class is rare: the
+    no-signal finding stays its own. With a signal in the training rows the rare class
+    keeps explaining it."""
+    rule = RULES.get("class_imbalance")()
+    assert "underfitting" not in rule.explains_for(_s54_rare_class_at_chance(0.465))
+    assert "underfitting" in rule.explains_for(_s54_rare_class_at_chance(0.60))

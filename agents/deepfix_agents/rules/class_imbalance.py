@@ -6,6 +6,7 @@ import math
 
 from deepfix_agents.rules import register_rule
 from deepfix_agents.rules._base import Rule, interp, pct
+from deepfix_agents.rules._ladder import at_chance, training_rows_show_signal
 from deepfix_agents.rules.decision_threshold import DecisionThreshold, positive_share
 from deepfix_agents.scoring import severity_for
 from mlflow_deepfix.schemas import severity_rank
@@ -227,6 +228,11 @@ class ClassImbalance(Rule):
         if rarity_explains_gap(artifact):
             # the train/test gap is the missed class's term of the macro score
             explains = explains + ("overfitting",)
+        if at_chance(artifact) is not None and not training_rows_show_signal(artifact):
+            # a model at chance whose training rows show no signal to any simple model
+            # (labels replaced by noise, or misaligned with their rows) is not at chance
+            # because one class is rare: the no-signal finding stays the cause
+            explains = tuple(c for c in explains if c != "underfitting")
         return explains
     modality_fixes = {
         "text": (
