@@ -88,19 +88,27 @@ POSITIVE_PROBABILITY_OBJECTIVES = frozenset({
 })
 
 
+def native_booster_library(raw: Any) -> str | None:
+    """``"lightgbm"`` or ``"xgboost"`` for a native ``Booster`` of that library
+    (``lgb.train``, ``xgb.train``), else None."""
+    kind = type(raw)
+    if kind.__name__ != "Booster":
+        return None
+    return next((lib for lib in ("lightgbm", "xgboost") if kind.__module__.startswith(lib)),
+                None)
+
+
 def booster_objective(raw: Any) -> str | None:
     """The training objective of a LightGBM or XGBoost native ``Booster`` (``lgb.train``,
     ``xgb.train``), or None for any other model. Such a booster has no ``predict_proba``
     and its ``predict`` returns what the objective defines: for a binary one, the
     probability of class 1, which the pyfunc passes on as the "prediction"."""
-    kind = type(raw)
-    if kind.__name__ != "Booster":
-        return None
+    library = native_booster_library(raw)
     try:
-        if kind.__module__.startswith("lightgbm"):
+        if library == "lightgbm":
             objective = (getattr(raw, "params", None) or {}).get("objective")
             return str(objective) if objective else None
-        if kind.__module__.startswith("xgboost"):
+        if library == "xgboost":
             return str(json.loads(raw.save_config())["learner"]["objective"]["name"])
     except Exception:  # noqa: BLE001 - an unreadable booster is treated as any model
         return None
@@ -130,6 +138,12 @@ def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool
     return (
         message.startswith("Failed to enforce schema") and "convert category" in message
     ) or XGBOOST_CATEGORICAL_REFUSAL in message
+
+
+def _positive_class(output: Any, n_rows: int) -> np.ndarray:
+    """P(class 1) per row from a binary booster's pyfunc output (one value per row, as
+    a vector or a one-column frame)."""
+    return np.asarray(output, dtype=float).reshape(n_rows, -1)[:, -1]
 
 
 class ModelAdapter:
@@ -173,7 +187,7 @@ class ModelAdapter:
         with threads_for_rows(len(X)):
             output = self._served_predict(features)
         if self.proba_source == "pyfunc_positive":
-            positive = np.asarray(output, dtype=float).reshape(len(X), -1)[:, -1]
+            positive = _positive_class(output, len(X))
             return np.asarray(self.classes_)[(positive >= 0.5).astype(int)]
         if isinstance(output, pd.DataFrame):
             if self.proba_source == "pyfunc" and output.shape[1] > 1:
@@ -220,9 +234,7 @@ class ModelAdapter:
         predicts a DMatrix, built with its categorical columns enabled."""
         if self.raw_model is None:
             return None
-        if type(self.raw_model).__module__.startswith("xgboost") and (
-            type(self.raw_model).__name__ == "Booster"
-        ):
+        if native_booster_library(self.raw_model) == "xgboost":
             import xgboost
 
             booster = self.raw_model
@@ -273,7 +285,7 @@ class ModelAdapter:
         if self.proba_source == "pyfunc_positive":
             with threads_for_rows(len(X)):
                 output = self._served_predict(self._features(X))
-            positive = np.asarray(output, dtype=float).reshape(len(X), -1)[:, -1]
+            positive = _positive_class(output, len(X))
             return np.column_stack([1.0 - positive, positive])
         raise AttributeError(self.no_proba_reason or "model has no predict_proba")
 
