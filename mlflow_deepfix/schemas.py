@@ -429,6 +429,14 @@ class RuntimeFailure(_Model):
     #: cannot hold pandas ``category`` columns): predictions, and so every other
     #: check, come from the raw model; the refusal itself still breaks serving
     served_by_raw_model: bool = False
+    #: how an MLflow packaging refused pandas ``category`` columns the model itself
+    #: reads: ``"signature"`` (a signature has no categorical type, and one inferred
+    #: from such a frame stores the column as string and cannot convert it back) or
+    #: ``"xgboost_dmatrix"`` (the xgboost flavour builds a native booster's DMatrix
+    #: without ``enable_categorical``); ``""`` for any other failure
+    category_refusal: Literal["", "signature", "xgboost_dmatrix"] = ""
+    #: the ``category`` columns so refused (empty unless ``category_refusal``)
+    refused_category_columns: list[str] = Field(default_factory=list)
 
 
 # ------------------------------------------------------- behaviour probes (0.2.0)

@@ -50,7 +50,8 @@ CASES = [
     ({"given_types": {"a": "float64", "b": "category"},
       "message": "DataFrame.dtypes for data must be int, float, bool or category. When "
                  "categorical type is supplied, the experimental DMatrix parameter"
-                 "`enable_categorical` must be set to `True`. Invalid columns:b: category"},
+                 "`enable_categorical` must be set to `True`. Invalid columns:b: category",
+      "category_refusal": "xgboost_dmatrix", "refused_category_columns": ["b"]},
      "schema_mismatch"),
 ]
 
@@ -180,9 +181,40 @@ def test_the_xgboost_flavour_refusing_category_columns_names_its_own_fix():
         message="DataFrame.dtypes for data must be int, float, bool or category. When "
                 "categorical type is supplied, the experimental DMatrix parameter"
                 "`enable_categorical` must be set to `True`. Invalid columns:b: category",
-        served_by_raw_model=True,
+        served_by_raw_model=True, category_refusal="xgboost_dmatrix",
+        refused_category_columns=["b"],
     )
     top = diagnose_with_rules(_artifact(failure)).findings[0]
     assert top.category == "schema_mismatch" and top.severity == "medium"
     assert "'b'" in top.title and "enable_categorical=True" in top.fixes[0]
     assert "xgboost flavour" in top.explanation and "rest of this report" in top.explanation
+
+
+def test_s55_the_testing_step_records_a_category_refusal_once_for_the_rules():
+    """The packaging's refusal of the model's own ``category`` columns is read from
+    MLflow's and XGBoost's messages in one place (``model_adapter.category_refusal``) and
+    recorded on the failure; the rules read the record, not the text. A signature
+    refusal names the category columns the signature stores as string; the xgboost
+    flavour's DMatrix refusal names every category column; any other error, none."""
+    import pandas as pd
+
+    from mlflow_deepfix.testing.crash import capture_failure
+
+    frame = pd.DataFrame({"a": [1.0, 2.0], "b": pd.Categorical(["x", "y"]),
+                          "c": pd.Categorical(["u", "v"])})
+    dmatrix = ValueError("DataFrame.dtypes for data must be int, float, bool or category. "
+                         "When categorical type is supplied, the experimental DMatrix "
+                         "parameter`enable_categorical` must be set to `True`.")
+    failure = capture_failure("predict:test", dmatrix, frame=frame, expected_columns=["a", "b", "c"])
+    assert failure.category_refusal == "xgboost_dmatrix"
+    assert failure.refused_category_columns == ["b", "c"]
+    top = diagnose_with_rules(_artifact(failure)).findings[0]
+    assert top.category == "schema_mismatch" and "enable_categorical=True" in top.fixes[0]
+
+    other = capture_failure("predict:test", ValueError("shapes do not align"), frame=frame,
+                            expected_columns=["a", "b", "c"])
+    assert other.category_refusal == "" and other.refused_category_columns == []
+    # the same message over a frame without category columns is no category refusal
+    plain = capture_failure("predict:test", dmatrix, frame=frame.astype({"b": str, "c": str}),
+                            expected_columns=["a", "b", "c"])
+    assert plain.category_refusal == ""

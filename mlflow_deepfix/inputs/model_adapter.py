@@ -120,9 +120,10 @@ def booster_objective(raw: Any) -> str | None:
 XGBOOST_CATEGORICAL_REFUSAL = "enable_categorical"
 
 
-def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool:
-    """The MLflow packaging refused the pandas ``category`` columns of ``features``
-    that the model itself reads.
+def category_refusal(error: BaseException, features: pd.DataFrame) -> str:
+    """How the MLflow packaging refused the pandas ``category`` columns of ``features``
+    that the model itself reads: ``"signature"``, ``"xgboost_dmatrix"``, or ``""`` when
+    ``error`` is no such refusal (the values of ``RuntimeFailure.category_refusal``).
 
     Two ways, both MLflow's and not the model's: a signature has no categorical type,
     ``infer_signature`` records such a column as string, and enforcement then will not
@@ -130,14 +131,17 @@ def refuses_category_dtype(error: BaseException, features: pd.DataFrame) -> bool
     the xgboost flavour builds a native booster's DMatrix without
     ``enable_categorical``. The model was trained on exactly these dtypes (LightGBM,
     XGBoost and HistGradientBoosting read them natively), so its raw ``predict`` takes
-    the frame as it is.
+    the frame as it is. Read from MLflow's and XGBoost's own messages, here only: the
+    testing step records the answer, and the rules read the record.
     """
     if not any(isinstance(dtype, pd.CategoricalDtype) for dtype in features.dtypes):
-        return False
+        return ""
     message = str(error)
-    return (
-        message.startswith("Failed to enforce schema") and "convert category" in message
-    ) or XGBOOST_CATEGORICAL_REFUSAL in message
+    if message.startswith("Failed to enforce schema") and "convert category" in message:
+        return "signature"
+    if XGBOOST_CATEGORICAL_REFUSAL in message:
+        return "xgboost_dmatrix"
+    return ""
 
 
 def _positive_class(output: Any, n_rows: int) -> np.ndarray:
@@ -204,7 +208,7 @@ class ModelAdapter:
 
     def _served_predict(self, features: pd.DataFrame) -> Any:
         """The pyfunc's ``predict``; where its signature refuses the model's own pandas
-        ``category`` columns (:func:`refuses_category_dtype`), the raw model's, so that
+        ``category`` columns (:func:`category_refusal`), the raw model's, so that
         one packaging defect does not hide every other finding. The first refusal is
         kept in :attr:`signature_refusal` (reported as a ``schema_mismatch``); a raw
         model that cannot predict either re-raises it."""
@@ -213,7 +217,7 @@ class ModelAdapter:
                 return self.model.predict(features)
             except Exception as error:  # only one kind is bypassed, the rest re-raised
                 raw_predict = self._raw_predict_fn()
-                if raw_predict is None or not refuses_category_dtype(error, features):
+                if raw_predict is None or not category_refusal(error, features):
                     raise
                 try:
                     output = raw_predict(features)

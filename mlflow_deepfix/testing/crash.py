@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from mlflow_deepfix.errors import ModelOutputError
+from mlflow_deepfix.inputs.model_adapter import category_refusal
 from mlflow_deepfix.schemas import RuntimeFailure
 
 _MAX_MESSAGE = 600
@@ -131,6 +132,7 @@ def capture_failure(
         inf_counts = {str(c): int(n) for c, n in zip(numeric.columns, per_column) if n}
     message = condensed_message(error)
     expected_types = _signature_types(model)
+    refusal = category_refusal(error, frame)
     return RuntimeFailure(
         stage=stage,
         exception_type=type(error).__name__,
@@ -145,4 +147,20 @@ def capture_failure(
         non_numeric_counts=_non_numeric_counts(frame, expected_types, reference),
         unseen_counts=_unseen_counts(frame, reference),
         output_shape=list(error.shape) if isinstance(error, ModelOutputError) else [],
+        category_refusal=refusal,
+        refused_category_columns=_refused_columns(refusal, frame, expected_types),
     )
+
+
+def _refused_columns(refusal: str, frame: pd.DataFrame, expected_types: dict[str, str]) -> list[str]:
+    """The ``category`` columns an MLflow packaging refused (``refusal``, see
+    :func:`~mlflow_deepfix.inputs.model_adapter.category_refusal`): for a signature,
+    those it stores as string; for the xgboost flavour's DMatrix, every one."""
+    if not refusal:
+        return []
+    return [
+        str(name)
+        for name, dtype in frame.dtypes.items()
+        if isinstance(dtype, pd.CategoricalDtype)
+        and (refusal == "xgboost_dmatrix" or str(expected_types.get(str(name), "")).lower() == "string")
+    ]

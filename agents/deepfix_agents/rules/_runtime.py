@@ -89,30 +89,15 @@ def signature_refusal(failure: RuntimeFailure) -> bool:
     return failure.message.lower().startswith(SIGNATURE_REFUSAL)
 
 
-#: MLflow's xgboost flavour, handed ``category`` columns for a native booster, builds
-#: the DMatrix without ``enable_categorical`` and XGBoost names that parameter
-XGBOOST_CATEGORICAL = "enable_categorical"
-
-
 def category_dtype_refused(failure: RuntimeFailure) -> list[str]:
     """The pandas ``category`` columns the MLflow packaging refused, though the model
-    reads them: a string signature (MLflow schemas have no categorical type,
+    reads them (``RuntimeFailure.refused_category_columns``, recorded by the testing
+    step): a string signature (MLflow schemas have no categorical type,
     ``infer_signature`` records such a column as string, and enforcement then cannot
-    convert it back: \"Can not safely convert category to <U0\"), or the xgboost
-    flavour building a native booster's DMatrix without ``enable_categorical``. The
-    model and the data are fine; the logged model cannot be served them."""
-    message = failure.message.lower()
-    by_signature = signature_refusal(failure) and "convert category" in message
-    if by_signature:
-        return [
-            name
-            for name, given in failure.given_types.items()
-            if str(given).lower() == "category"
-            and str(failure.expected_types.get(name, "")).lower() == "string"
-        ]
-    if XGBOOST_CATEGORICAL in message:
-        return [n for n, given in failure.given_types.items() if str(given).lower() == "category"]
-    return []
+    convert it back), or the xgboost flavour building a native booster's DMatrix without
+    ``enable_categorical`` (``category_refusal == "xgboost_dmatrix"``). The model and the
+    data are fine; the logged model cannot be served them."""
+    return list(failure.refused_category_columns) if failure.category_refusal else []
 
 
 def classify(failure: RuntimeFailure) -> str:

@@ -13,7 +13,6 @@ from deepfix_agents.rules._runtime import (
     input_unseen_counts,
     missing_columns,
     retyped_columns,
-    signature_refusal,
 )
 
 
@@ -91,6 +90,7 @@ class SchemaMismatch(Rule):
         for failure in crashes_for(artifact, self.id):
             missing = missing_columns(failure)
             categorical = category_dtype_refused(failure)
+            by_xgboost = bool(categorical) and failure.category_refusal == "xgboost_dmatrix"
             detail = crash_detail(failure)
             if missing:
                 detail += f"; expected columns absent from the data: {missing[:8]}"
@@ -106,11 +106,11 @@ class SchemaMismatch(Rule):
                 detail=detail,
                 missing=missing,
                 categorical_refused=categorical,
-                xgboost_dmatrix=bool(categorical) and not signature_refusal(failure),
+                xgboost_dmatrix=by_xgboost,
                 served_by_raw_model=failure.served_by_raw_model,
                 crashed=True,
                 stage=failure.stage,
-                crash_fix=_crash_fix(missing, categorical, not signature_refusal(failure)),
+                crash_fix=_crash_fix(missing, categorical, by_xgboost),
             )
 
     def detect_dataset(self, artifact):
