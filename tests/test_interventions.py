@@ -1781,3 +1781,64 @@ def test_ol51_a_refit_that_stays_at_chance_does_not_explain_the_chance_level():
     stays, lifted = _at_chance_with_outliers(0.18), _at_chance_with_outliers(0.60)
     assert imputing_leaves_chance(stays) and not imputing_leaves_chance(lifted)
     _underfitting_kept_then_folded(stays, lifted)
+
+
+# --- stop 55: the training-target tail, measured by a refit without it ---
+
+
+def _diabetes_split():
+    bunch = load_diabetes()
+    frame = pd.DataFrame(bunch.data, columns=bunch.feature_names)
+    frame["y"] = bunch.target
+    return frame.iloc[:330].reset_index(drop=True), frame.iloc[330:].reset_index(drop=True)
+
+
+def _measure_split(train, test, model, seed=0):
+    features = [c for c in train.columns if c != "y"]
+    model.fit(train[features], train["y"])
+    dataset = summarize_dataset(train, test, label="y", task="regression",
+                                feature_names=features, cat_features=[], seed=seed)
+    found, _ = run_interventions(
+        task="regression", target="y", features=features, cat_features=[], train=train,
+        test=test, pred_test=model.predict(test[features]), dataset=dataset,
+        adapter=Adapter(model), seed=seed)
+    return {i.kind: i for i in found}
+
+
+def test_s55_a_refit_without_training_targets_typed_x10_wins_the_score_back():
+    """4% of the training targets typed x10 (real diabetes rows, a ridge regression):
+    the refit without the training rows above every test target drops them and wins the
+    score back, far beyond its noise; the same data without the typos runs no such refit
+    (no training tail reaching beyond the test targets')."""
+    from mlflow_deepfix.testing.interventions import target_tail_rows
+
+    train, test = _diabetes_split()
+    assert target_tail_rows(train["y"], test["y"]) is None
+    assert "drop_target_tail" not in _measure_split(train, test, Ridge(alpha=0.1))
+    typed = train.copy()
+    hit = np.random.default_rng(0).choice(len(typed), 13, replace=False)
+    typed.loc[hit, "y"] = typed.loc[hit, "y"] * 10
+    tail = target_tail_rows(typed["y"], test["y"])
+    # the typed rows above every test target, and the few natural ones there too
+    above = set(np.flatnonzero(typed["y"] > test["y"].max()))
+    assert tail is not None and set(np.flatnonzero(tail)) == above
+    assert len(above & set(hit)) >= 10 and len(above) <= 0.1 * len(typed)
+    trimmed = _measure_split(typed, test, Ridge(alpha=0.1))["drop_target_tail"]
+    assert trimmed.model_used == "clone" and trimmed.values["n_dropped"] == tail.sum()
+    assert trimmed.change > 3 * trimmed.noise and trimmed.score_after > 0.3
+    # read against its own chance level: predicting the kept training targets' mean
+    lead = trimmed.score_after - trimmed.values["chance_after"]
+    assert lead > 3 * trimmed.values["noise_after"]
+
+
+def test_s55_a_refit_without_a_tail_of_noise_labels_stays_at_chance():
+    """Heavy-tailed labels unrelated to the rows (log-normal noise) whose test split
+    misses the training tail: the refit without that tail is still at chance (R2 near or
+    below 0), so the rules do not blame the tail for the chance-level score."""
+    train, test = _diabetes_split()
+    rng = np.random.default_rng(1)
+    train = train.assign(y=rng.lognormal(0.0, 1.0, len(train)))
+    test = test.assign(y=np.minimum(rng.lognormal(0.0, 1.0, len(test)), 3.0))
+    trimmed = _measure_split(train, test, Ridge(alpha=0.1))["drop_target_tail"]
+    lead = trimmed.score_after - trimmed.values["chance_after"]
+    assert lead <= 2 * trimmed.values["noise_after"]

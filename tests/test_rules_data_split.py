@@ -2278,3 +2278,35 @@ def test_fewer_shared_rows_than_the_score_noise_are_no_finding():
     ten = _small(10, 97, mix=10 / 97)
     assert not any(s.facts.get("few") for s in rule.detect("dataset", ten))
     assert finding("train_test_overlap", ten)["severity"] in ("medium", "high")
+
+
+# --- stop 55: the training-target tail, read against a refit without it ---
+
+
+def test_s55_a_tail_whose_refit_stays_at_chance_is_not_the_cause():
+    """The same training tail and a model at chance (R2 -0.18 against 0.0 +/- 0.1), now
+    with the refit without the training rows above every test target measured. Typos
+    typed x10: the refit reaches R2 0.45 (from -0.20), lifted off chance: the finding is
+    high and says what the refit won. Labels unrelated to the rows (replaced by noise,
+    misaligned): the refit stays at 0.02, within 2 noise units (0.04) of predicting the
+    kept training targets' mean (-0.01); the tail is no cause, and the chance-level
+    finding keeps its own name (underfitting first)."""
+    def with_refit(after):
+        art = _corrupted_targets(train_tail=80.0, chance_after=-0.18)
+        trimmed = Intervention(
+            kind="drop_target_tail", category="outliers", target="y", metric="r2",
+            score_before=-0.20, score_after=after, noise=0.05, n_rows=300,
+            model_used="clone",
+            values={"n_dropped": 9.0, "chance_after": -0.01, "noise_after": 0.04})
+        return art.model_copy(update={"interventions": [*art.interventions, trimmed]})
+
+    rule = RULES.get("outliers")()
+    lifted = with_refit(0.45)
+    signals = _outlier_signals(lifted)
+    assert rule.severity(signals, lifted) == "high"
+    assert any("without the 9 training rows" in s.evidence.detail for s in signals)
+    stays = with_refit(0.02)
+    assert not [s for s in _outlier_signals(stays) if "target_tail" in s.facts]
+    everything = [s for r in RULES for src in ("dataset", "deepchecks", "model", "baseline",
+                                              "intervention") for s in r().detect(src, stays)]
+    assert reason(everything, stays)[0].category == "underfitting"

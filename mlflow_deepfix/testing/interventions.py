@@ -20,6 +20,12 @@ minds, and a strong real feature looks like a leak. So the testing step measures
   impute" does to a unit error or a device code; a genuine extreme value loses its
   information instead), and ``affected_rows``: the error on test rows holding such values
   against the rest, from the model's own predictions.
+* ``drop_target_tail`` (regression): the same refit on the training rows whose target
+  lies within the test targets' range, when the training targets' tail reaches far
+  beyond it (:func:`target_tail_rows`). Training targets typed in the wrong unit (x10)
+  leave a model at chance and dropping them lifts it; a natural tail that only this
+  test split misses (labels unrelated to the rows leave the model at chance either way)
+  changes nothing.
 * ``missing_rows``: the error on test rows with a gap in a feature against the rest,
   from the model's own predictions (no refit): natural gaps the model copes with cost
   nothing, a pipeline that mishandles them costs the rows that hold them.
@@ -106,6 +112,13 @@ MAX_RELAXED_COLUMNS = 2
 MAJORITY_SHARE = 0.5
 #: affected-row comparisons need this many affected test rows
 MIN_AFFECTED_ROWS = 10
+#: pre-signal of a training-target tail (regression): the training targets' maximum lies
+#: this many times further from their median than the test targets' maximum does (the
+#: rules ask 2.5, at the 99th percentile and at the maximum: ``outliers.target_tail``)
+TARGET_TAIL_REACH = 2.0
+#: the tail refit drops at most this share of the sampled training rows: a tail is a few
+#: rows, and a refit on a fraction of them would measure the rows lost instead
+MAX_TAIL_SHARE = 0.2
 #: ``missing_rows`` is measured for at most this many features (those with the most
 #: gaps on test), plus once over rows with a gap in any feature
 MAX_MISSING_COLUMNS = 3
@@ -234,21 +247,24 @@ class _Refit:
     _base_model: Any = None
 
     def predict(self, change: Callable[[pd.DataFrame, pd.DataFrame], tuple] | None, what: str,
-                keep: bool = False):
-        """Test predictions of the template refitted after ``change`` (None = as is);
+                keep: bool = False, drop_rows: np.ndarray | None = None):
+        """Test predictions of the template refitted after ``change`` (None = as is),
+        without the training rows ``drop_rows`` marks (a boolean mask, None = all rows);
         with ``keep``, the refitted model too (``(predictions, model)``)."""
         from sklearn.base import clone
 
         if time.perf_counter() > self.deadline:
             self.skipped.append(what)
             return None
-        X_train, X_test = self.X_train, self.X_test
+        X_train, X_test, y_train = self.X_train, self.X_test, self.y_train
         if change is not None:
             X_train, X_test = change(X_train.copy(), X_test.copy())
+        if drop_rows is not None:
+            X_train, y_train = X_train.loc[~drop_rows], y_train[~drop_rows]
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = clone(self.template).fit(X_train, self.y_train)
+                model = clone(self.template).fit(X_train, y_train)
                 predictions = np.asarray(model.predict(X_test))
         except Exception as error:
             logger.warning("intervention %s: refit failed: %s: %s", what, type(error).__name__, error)
@@ -550,11 +566,20 @@ def _run_interventions(
         else []
     )
     noise = [c for c in noise_candidates(dataset) if c in test_rows.columns]
-    if train is not None and len(train) >= 20 and (leaks or extremes or sentinels or noise):
+    train_rows = (
+        train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)].reset_index(drop=True)
+        if train is not None and target in train.columns
+        else None
+    )
+    tail = (
+        target_tail_rows(train_rows[target], test_rows[target])
+        if train_rows is not None and not scorer.classification
+        else None
+    )
+    if train_rows is not None and len(train) >= 20 and (
+            leaks or extremes or sentinels or noise or tail is not None):
         present = [c for c in features if c in train.columns and c in test_rows.columns]
         if len(present) == len(features):
-            train_rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)]
-            train_rows = train_rows.reset_index(drop=True)
             template, used = _template(adapter, task, features, cat_features, train_rows, seed)
             y_train = train_rows[target].to_numpy()
             if used == "surrogate" and is_classification(task):
@@ -594,6 +619,10 @@ def _run_interventions(
                 dropped = _drop_noise(refit, scorer, noise, seed)
                 if dropped is not None:
                     results.append(dropped)
+            if tail is not None:
+                trimmed = _drop_target_tail(refit, scorer, tail, target, seed)
+                if trimmed is not None:
+                    results.append(trimmed)
             if refit.skipped:
                 notes.append(
                     f"Interventions skipped after the {budget_seconds:.0f}s budget: "
@@ -1108,6 +1137,68 @@ def _fences(series: pd.Series) -> tuple[float, float] | None:
     if iqr <= 0:
         return None
     return float(q25 - FENCE_IQR * iqr), float(q75 + FENCE_IQR * iqr)
+
+
+def target_tail_rows(y_train: Any, y_test: Any) -> np.ndarray | None:
+    """The training rows (a boolean mask over ``y_train``) whose regression target lies
+    above every test target, when the training targets' maximum reaches
+    :data:`TARGET_TAIL_REACH` times further from their median than the test maximum from
+    the test median; None without such a tail, or when it holds more than
+    :data:`MAX_TAIL_SHARE` of the rows (then it is no tail but a different population).
+
+    Those are the values the rules' target-tail reading blames for a model at chance
+    (``outliers.target_tail``); a refit without them is what measures that blame."""
+    train, test = _floats(y_train), _floats(y_test)
+    finite_test = test[np.isfinite(test)]
+    if np.isfinite(train).sum() < 20 or finite_test.size < MIN_AFFECTED_ROWS:
+        return None
+    top = float(finite_test.max())
+    reach_test = top - float(np.median(finite_test))
+    reach_train = float(np.nanmax(train)) - float(np.nanmedian(train))
+    if reach_test <= 0 or reach_train < TARGET_TAIL_REACH * reach_test:
+        return None
+    with np.errstate(invalid="ignore"):
+        tail = train > top
+    if not tail.any() or tail.sum() > MAX_TAIL_SHARE * train.size:
+        return None
+    return tail
+
+
+def _drop_target_tail(refit, scorer, tail, target, seed) -> Intervention | None:
+    """A refit without the training rows whose target lies beyond the test targets'
+    range (:func:`target_tail_rows`), against the refit on every row.
+
+    ``values`` also hold the chance level without the tail (``chance_after``: the test
+    score of predicting the mean of the kept training targets) and the noise of the
+    refit's lead over it (``noise_after``, paired bootstrap). Whether the refit left
+    chance is read against these, not against the chance measurement of the model as
+    it is: a model pulled far off by x10 targets scores R2 -20, and the noise of that
+    score (and of any change from it) would hide a refit at 0.3 against a chance of 0."""
+    started = time.perf_counter()
+    base = refit.base()
+    if base is None:
+        return None
+    after = refit.predict(None, "drop the training-target tail", drop_rows=tail)
+    if after is None:
+        return None
+    kept_mean = float(np.nanmean(_floats(refit.y_train)[~tail]))
+    after_codes = scorer.encode(after)
+    mean_codes = np.full(after_codes.shape, kept_mean)
+    return _refit_comparison(
+        refit, scorer, base, after, seed=seed, started=started,
+        kind="drop_target_tail",
+        category="outliers",
+        target=target,
+        values={
+            "n_dropped": float(tail.sum()),
+            "chance_after": _round(scorer.score(mean_codes)),
+            "noise_after": _round(scorer.paired_noise(mean_codes, after_codes, seed)),
+        },
+        detail=(
+            f"refit without the {int(tail.sum())} training rows whose {target!r} lies above "
+            "every test value"
+        ),
+    )
 
 
 def _outliers(refit, scorer, pred, train_rows, test_rows, columns, seed) -> list[Intervention]:
