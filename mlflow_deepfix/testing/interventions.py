@@ -271,6 +271,16 @@ class _Refit:
             return None
         return (predictions, model) if keep else predictions
 
+    def paired(self, change: Callable[[pd.DataFrame, pd.DataFrame], tuple] | None, what: str,
+               drop_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """Test predictions of the refit as is and of the refit after ``change`` /
+        without ``drop_rows`` (see :meth:`predict`), or None when either is missing."""
+        base = self.base()
+        if base is None:
+            return None
+        after = self.predict(change, what, drop_rows=drop_rows)
+        return None if after is None else (base, after)
+
     def base(self) -> np.ndarray | None:
         if self._base is None:
             fitted = self.predict(None, "base refit", keep=True)
@@ -734,12 +744,10 @@ def _refit_comparison(
 
 def _drop_feature(refit, scorer, column, association, results, seed) -> Intervention | None:
     started = time.perf_counter()
-    base = refit.base()
-    if base is None:
+    pair = refit.paired(_neutralise(column, _typical(refit.X_train[column])), f"drop {column!r}")
+    if pair is None:
         return None
-    after = refit.predict(_neutralise(column, _typical(refit.X_train[column])), f"drop {column!r}")
-    if after is None:
-        return None
+    base, after = pair
     chance = next((r for r in results if r.kind == "chance_level"), None)
     return _refit_comparison(
         refit, scorer, base, after, seed=seed, started=started,
@@ -1175,12 +1183,10 @@ def _drop_target_tail(refit, scorer, tail, target, seed) -> Intervention | None:
     it is: a model pulled far off by x10 targets scores R2 -20, and the noise of that
     score (and of any change from it) would hide a refit at 0.3 against a chance of 0."""
     started = time.perf_counter()
-    base = refit.base()
-    if base is None:
+    pair = refit.paired(None, "drop the training-target tail", drop_rows=tail)
+    if pair is None:
         return None
-    after = refit.predict(None, "drop the training-target tail", drop_rows=tail)
-    if after is None:
-        return None
+    base, after = pair
     kept_mean = float(np.nanmean(_floats(refit.y_train)[~tail]))
     after_codes = scorer.encode(after)
     mean_codes = np.full(after_codes.shape, kept_mean)
