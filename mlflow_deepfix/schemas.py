@@ -317,6 +317,10 @@ class PerformanceSummary(_Model):
     segments: list[SegmentScore] = Field(default_factory=list)
     #: regression: std of predictions / std of the target on test
     prediction_spread_ratio: float | None = None
+    #: classification: ``[min, max]`` of the model's test outputs when they are numbers
+    #: and not all whole (a regressor, or a pyfunc returning a probability instead of a
+    #: label); empty otherwise, and in older artifacts
+    output_range: list[float] = Field(default_factory=list)
     #: classification with probabilities: expected calibration error on test
     calibration_error: float | None = None
     #: the ECE a perfectly calibrated model with the same confidences reaches by chance

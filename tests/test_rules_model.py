@@ -1912,6 +1912,44 @@ def test_wrong_task_type_without_metadata_from_predictions():
     assert "%" in title
 
 
+def test_s55_scores_between_0_and_1_on_a_0_1_task_name_both_readings():
+    """Continuous outputs within [0, 1] on labels 0/1 (``output_range``) from a model of
+    unknown kind (a custom pyfunc) are a probability of class 1 or a regressor's
+    estimate: the title says so and the first fix is how to return labels; outputs
+    beyond [0, 1], another label set, or a model known to be a regressor keep the
+    regressor reading."""
+    from deepfix_agents.rules.wrong_task_type import UNIT_INTERVAL_FIX
+
+    def finding_for(output_range, labels=("0", "1"), kind="unknown"):
+        model = ModelInfo(output_kind=kind)
+        spread = {f"{i / 100:.2f}": 1 / 60 for i in range(60)}
+        perf = modified(HEALTHY_PERF, prediction_distribution=spread, output_range=output_range)
+        data = artifact(model=model, performance=perf)
+        dataset = data.dataset
+        for split in (dataset.train, dataset.test):
+            split.label_distribution = {label: 1 / len(labels) for label in labels}
+        rule = RULES.get("wrong_task_type")()
+        signals = [s for src in ("model",) for s in rule.detect(src, data)]
+        return rule.title(signals, data), rule.fix_list(signals, data)
+
+    title, fixes = finding_for([0.01, 0.99])
+    assert "between 0 and 1" in title and fixes[0] == UNIT_INTERVAL_FIX
+    # a model known to be a regressor (sklearn metadata) keeps the regressor reading
+    for other in (finding_for([-0.3, 1.4]), finding_for([0.01, 0.99], labels=("a", "b")),
+                  finding_for([0.01, 0.99], kind="continuous")):
+        assert "between 0 and 1" not in other[0] and UNIT_INTERVAL_FIX not in other[1]
+
+
+def test_s55_only_fractional_numeric_outputs_have_a_range():
+    import numpy as np
+
+    from mlflow_deepfix.testing.performance import fractional_range
+
+    assert fractional_range([0.2, 0.9, 0.5]) == [0.2, 0.9]
+    assert fractional_range([0, 1, 1]) == [] and fractional_range(["a", "b"]) == []
+    assert fractional_range([1.0, np.nan, 3.5]) == [1.0, 3.5]
+
+
 def test_wrong_task_type_classifier_as_regressor():
     target = col("y", 150.0, 75.0, n_unique=214)
     model = ModelInfo(

@@ -56,3 +56,42 @@ def test_a_pyfunc_classifier_on_a_count_target_is_named(tracking_uri):
 def test_a_pyfunc_regressor_on_the_same_target_is_not(tracking_uri):
     findings = _evaluate(RandomForestRegressor(n_estimators=30, random_state=0))
     assert all(f["category"] != "wrong_task_type" for f in findings["findings"])
+
+
+class _ProbabilityOfOne(mlflow.pyfunc.PythonModel):
+    """A serving wrapper that returns ``predict_proba(X)[:, 1]`` as its prediction."""
+
+    def __init__(self, model, features):
+        self.model, self.features = model, features
+
+    def predict(self, context, model_input: pd.DataFrame, params=None) -> np.ndarray:
+        return self.model.predict_proba(model_input[self.features])[:, 1]
+
+
+def test_s55_a_pyfunc_returning_the_probability_of_class_1_is_told_how_to_return_labels(
+        tracking_uri):
+    """A real classifier behind a pyfunc that returns P(class 1): the outputs are not
+    labels (critical, every classification score is wrong), and the finding says what
+    they look like and how to return labels, instead of "use a classifier"."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    frame = load_breast_cancer(as_frame=True).frame
+    frame.columns = [c.replace(" ", "_") for c in frame.columns]
+    features = [c for c in frame.columns if c != "target"]
+    train, test = frame.iloc[::2].reset_index(drop=True), frame.iloc[1::2].reset_index(drop=True)
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
+    model.fit(train[features], train["target"])
+    with mlflow.start_run() as run:
+        info = mlflow.pyfunc.log_model(name="model", python_model=_ProbabilityOfOne(model, features),
+                                       pip_requirements=["scikit-learn", "pandas"])
+        mlflow.models.evaluate(info.model_uri, test, targets="target", model_type="classifier",
+                               evaluators=["deepfix"],
+                               evaluator_config={"deepfix": {"train_data": train, "kb": False}})
+    findings = mlflow.artifacts.load_dict(f"runs:/{run.info.run_id}/deepfix/findings.json")
+    top = findings["findings"][0]
+    assert top["category"] == "wrong_task_type" and top["severity"] == "critical"
+    assert "between 0 and 1" in top["title"] and "probability of class 1" in top["title"]
+    assert "predict_proba(X)[:, 1]" in top["fixes"][0]

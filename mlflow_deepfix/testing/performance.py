@@ -134,6 +134,21 @@ def _proba_matrix(proba: Any, n_rows: int, classes: list[str] | None) -> np.ndar
     return matrix
 
 
+def fractional_range(y_pred: Any) -> list[float]:
+    """``[min, max]`` of a classifier's outputs when they are finite numbers of which at
+    least one is not whole (``PerformanceSummary.output_range``), else ``[]``: what tells
+    a probability (all within [0, 1]) from a regressor's unbounded estimate, where the
+    prediction distribution keeps only the most frequent values."""
+    try:
+        values = np.asarray(y_pred, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return []
+    values = values[np.isfinite(values)]
+    if not values.size or np.all(values == np.round(values)):
+        return []
+    return [float(values.min()), float(values.max())]
+
+
 def _classification_scores(
     y_true: Any, y_pred: Any, proba: Any, classes: list[str] | None
 ) -> tuple[dict[str, float], np.ndarray, np.ndarray, np.ndarray | None]:
@@ -444,6 +459,7 @@ def summarize_performance(
             scores, y, pred, matrix = _classification_scores(y_true, y_pred, proba, class_keys)
             if split == "test":
                 out["prediction_distribution"] = _distribution(pred)
+                out["output_range"] = fractional_range(y_pred)
                 if matrix is not None and y.size:
                     out["calibration_error"] = expected_calibration_error(y, matrix, class_keys)
                     out["calibration_noise"] = calibration_noise(y, matrix, class_keys)

@@ -50,6 +50,35 @@ def _label_set(artifact) -> set[str]:
     return labels - {"<other>"}
 
 
+#: the two label sets a probability of "class 1" answers
+_BINARY_01 = ({"0", "1"}, {"0.0", "1.0"}, {"False", "True"})
+
+
+UNIT_INTERVAL_FIX = (
+    "If `predict` returns the probability of class 1 (a pyfunc wrapping "
+    "`predict_proba(X)[:, 1]`), return the labels instead, e.g. "
+    "`(p >= threshold).astype(int)` with a threshold chosen on validation data, or log the "
+    "estimator with its own flavour (`mlflow.sklearn.log_model`): MLflow then calls "
+    "`predict` for labels and `predict_proba` for probabilities."
+)
+
+
+def scores_in_unit_interval(artifact) -> bool:
+    """Whether a model of unknown kind (a custom pyfunc: no metadata says regressor)
+    returns continuous outputs that all lie in [0, 1] on a binary task whose labels are
+    0 and 1 (``PerformanceSummary.output_range``): what a pyfunc wrapping
+    ``predict_proba(X)[:, 1]`` returns, and also what a regressor fitted on 0/1 labels
+    returns (a tree's leaf means). The outputs alone cannot tell the two apart, so the
+    finding names both; a model known to be a regressor keeps the regressor reading."""
+    low_high = artifact.performance.output_range
+    return (
+        artifact.model.output_kind != "continuous"
+        and len(low_high) == 2
+        and 0.0 <= low_high[0] <= low_high[1] <= 1.0
+        and _label_set(artifact) in _BINARY_01
+    )
+
+
 def class_answers(artifact) -> dict | None:
     """A regression model whose metadata is silent (no output kind, no classes: a pyfunc)
     but whose test predictions are all training targets (``in_train_targets`` at least
@@ -164,6 +193,7 @@ class WrongTaskType(Rule):
                     direction="regressor_for_classes",
                     outside=outside if predicted else None,
                     estimator=model.model_class,
+                    unit_interval=scores_in_unit_interval(artifact),
                 )
             elif predicted and labels and outside >= 0.5 and distinct > 2 * max(len(labels), 2):
                 yield self.signal(
@@ -177,6 +207,7 @@ class WrongTaskType(Rule):
                     value=outside,
                     direction="regressor_for_classes",
                     outside=outside,
+                    unit_interval=scores_in_unit_interval(artifact),
                 )
             return
         answers = class_answers(artifact)
@@ -259,6 +290,11 @@ class WrongTaskType(Rule):
         direction = self.fact(signals, "direction")
         estimator = (self.fact(signals, "estimator") or "The model").rsplit(".", 1)[-1]
         if direction == "regressor_for_classes":
+            if self.fact(signals, "unit_interval"):
+                return (
+                    f"{estimator} returns scores between 0 and 1, not the class labels 0 and "
+                    "1: a probability of class 1, or a regressor's estimate"
+                )
             outside = self.fact(signals, "outside")
             tail = f": {pct(outside)} of its predictions are not class labels" if outside else ""
             return f"{estimator} gives continuous outputs for a classification task{tail}"
@@ -282,7 +318,25 @@ class WrongTaskType(Rule):
             return f"The model's probability output failed ({crash}); check that it fits the task"
         return self.name
 
+    def fix_list(self, signals, artifact):
+        """Scores between 0 and 1 on a 0/1 task: first the fix for a pyfunc that returns
+        ``predict_proba(X)[:, 1]``, the common way to get there with a real classifier."""
+        fixes = super().fix_list(signals, artifact)
+        if self.fact(signals, "unit_interval"):
+            fixes.insert(0, UNIT_INTERVAL_FIX)
+        return fixes
+
     def explanation(self, signals, artifact):
+        if self.fact(signals, "unit_interval"):
+            return (
+                "The task is to predict the classes 0 and 1, but the model returns numbers "
+                "between 0 and 1. A pyfunc that returns `predict_proba(X)[:, 1]` does this, "
+                "and so does a regression model fitted on the 0/1 labels. MLflow and deepfix "
+                "compare those numbers with the labels: a 0.83 never equals 1, so every "
+                "classification score and check is wrong, however good the probabilities "
+                "are. Return labels from predict (and the probabilities apart), or use a "
+                "classifier."
+            )
         if self.fact(signals, "direction") in ("classifier_for_values", "class_answers_for_values"):
             return (
                 "The task is to predict a quantity, but the model is a classifier: it treats "
