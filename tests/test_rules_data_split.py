@@ -2310,3 +2310,34 @@ def test_s55_a_tail_whose_refit_stays_at_chance_is_not_the_cause():
     everything = [s for r in RULES for src in ("dataset", "deepchecks", "model", "baseline",
                                               "intervention") for s in r().detect(src, stays)]
     assert reason(everything, stays)[0].category == "underfitting"
+
+
+# --- stop 55: a unit change named as such ---
+
+
+def test_s55_a_feature_1000x_smaller_in_median_and_spread_is_a_unit_change():
+    """Incomes in dollars for training and in thousands on test: median and spread both
+    1000x smaller. The drift finding names the unit change and its fix (convert the
+    column) instead of "shifted by N training standard deviations"; a population that
+    moved (median +50 %), or a ratio of 1000 in the median alone, is no unit change."""
+    from deepfix_agents.rules.feature_drift import unit_change
+
+    def income(q50, std, n):
+        return num("income", n, mean=q50 * 1.1, std=std, q50=q50, min=q50 / 10, max=q50 * 8,
+                   q01=q50 / 5, q99=q50 * 5, target_association=0.5)
+
+    def with_income(test_q50, test_std):
+        return artifact([income(30000.0, 12000.0, 1000), num("x1")],
+                        [income(test_q50, test_std, 300), num("x1", 300)])
+
+    thousands = with_income(30.0, 12.5)
+    assert unit_change(thousands, "income") == -3
+    assert unit_change(with_income(45000.0, 13000.0), "income") is None
+    assert unit_change(with_income(30.0, 36.0), "income") is None  # spread only 1/333
+    assert unit_change(with_income(30.0, 12.5), "x1") is None  # medians at 0: no ratio
+    rule = RULES.get("feature_drift")()
+    signals = list(rule.detect("dataset", thousands))
+    assert signals and signals[0].facts["feature"] == "income"
+    assert "1,000x smaller on test than in training: a unit change" in rule.title(signals, thousands)
+    assert rule.fix_list(signals, thousands)[0].startswith("Convert 'income' to the unit")
+    assert "another unit" in rule.explanation(signals, thousands)

@@ -539,6 +539,50 @@ def multivariate_drift(artifact):
     return multi, score, facts
 
 
+#: how close a feature's test/train ratio of medians and of spreads must both come to
+#: the same power of ten (a factor within this of 10**k) to read as a unit change
+UNIT_RATIO_TOLERANCE = 1.25
+
+
+def unit_change(artifact, feature: str | None) -> int | None:
+    """The power of ten ``k`` by which ``feature``'s test values differ from its
+    training values when both its median and its spread moved by ``10**k`` (within
+    :data:`UNIT_RATIO_TOLERANCE`), ``|k| >= 1`` and both medians positive: a unit
+    change (thousands of dollars for dollars, mm for m) rather than a population that
+    moved. None otherwise, or without the statistics.
+
+    A shift measured in training standard deviations ("1.7 SD") describes the symptom;
+    a ratio of exactly 1000 in both location and spread names the cause and its fix."""
+    dataset = artifact.dataset
+    if feature is None or dataset.train is None or dataset.test is None:
+        return None
+    train, test = dataset.train.column(feature), dataset.test.column(feature)
+    if train is None or test is None:
+        return None
+    values = (train.q50, test.q50, train.std, test.std)
+    if any(v is None or not v > 0 for v in values):
+        return None
+    location, spread = test.q50 / train.q50, test.std / train.std
+    power = round(math.log10(location))
+    if power == 0:
+        return None
+    near = [abs(math.log10(r) - power) <= math.log10(UNIT_RATIO_TOLERANCE) for r in (location, spread)]
+    return power if all(near) else None
+
+
+def _unit_words(power: int) -> str:
+    """``1000x smaller`` / ``100x larger`` for a power of ten."""
+    return f"{10 ** abs(power):,}x {'smaller' if power < 0 else 'larger'}"
+
+
+UNIT_FIX = (
+    "Convert {feature!r} to the unit the model was trained in before predict (its test "
+    "values are {words} than the training values: median and spread both), and check the "
+    "upstream export or join that changed it; add a unit or range check on that column to "
+    "the serving pipeline."
+)
+
+
 @register_rule
 class FeatureDrift(PeriodDriftHarm, Rule):
     id = "feature_drift"
@@ -773,6 +817,15 @@ class FeatureDrift(PeriodDriftHarm, Rule):
                          if c not in ("prediction_drift", "degenerate_predictions"))
         return explains
 
+    def fix_list(self, signals, artifact):
+        """A unit change (:func:`unit_change`) first gets its own fix: convert the column."""
+        fixes = super().fix_list(signals, artifact)
+        feature = self.fact(signals, "feature")
+        power = unit_change(artifact, feature) if self.fact(signals, "kind") == "numeric" else None
+        if power is not None:
+            fixes.insert(0, UNIT_FIX.format(feature=feature, words=_unit_words(power)))
+        return fixes
+
     def title(self, signals, artifact):
         feature = self.fact(signals, "feature")
         shift = self.fact(signals, "shift")
@@ -787,6 +840,12 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         more = f" ({n} of {self.fact(signals, 'n_features')} {columns} drift)" if n and n > 1 else ""
         if feature and kind == "numeric":
             spread = self.fact(signals, "spread") or 1.0
+            power = unit_change(artifact, feature)
+            if power is not None:
+                return (
+                    f"{label} is {_unit_words(power)} on test than in training: a unit "
+                    f"change{more}"
+                )
             if shift >= 0.3 or not (0.5 < spread < 2.0):
                 if shift >= 0.3:
                     return (
@@ -830,6 +889,16 @@ class FeatureDrift(PeriodDriftHarm, Rule):
                 )
                 + " -- so the model meets inputs unlike those it learned from and its "
                 "predictions on them get worse."
+            )
+        power = unit_change(artifact, feature) if self.fact(signals, "kind") == "numeric" else None
+        if power is not None:
+            return (
+                f"Feature {feature!r} is {_unit_words(power)} in the evaluation data than in "
+                "the training data, in its median and its spread alike: the same quantity "
+                "recorded in another unit (or scaled by a step applied on one side only), not "
+                "a population that moved. The model reads the numbers as they are, so every "
+                "prediction that depends on this feature is computed from values it never "
+                "saw."
             )
         which = f"Feature {feature!r} and possibly others" if feature else "The input features"
         return (
