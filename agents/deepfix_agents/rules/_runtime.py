@@ -92,12 +92,12 @@ def signature_refusal(failure: RuntimeFailure) -> bool:
 def category_dtype_refused(failure: RuntimeFailure) -> list[str]:
     """The pandas ``category`` columns the MLflow packaging refused, though the model
     reads them (``RuntimeFailure.refused_category_columns``, recorded by the testing
-    step): a string signature (MLflow schemas have no categorical type,
+    step, empty unless ``category_refusal`` is set): a string signature (MLflow schemas have no categorical type,
     ``infer_signature`` records such a column as string, and enforcement then cannot
     convert it back), or the xgboost flavour building a native booster's DMatrix without
     ``enable_categorical`` (``category_refusal == "xgboost_dmatrix"``). The model and the
     data are fine; the logged model cannot be served them."""
-    return list(failure.refused_category_columns) if failure.category_refusal else []
+    return list(failure.refused_category_columns)
 
 
 def classify(failure: RuntimeFailure) -> str:

@@ -817,12 +817,19 @@ class FeatureDrift(PeriodDriftHarm, Rule):
                          if c not in ("prediction_drift", "degenerate_predictions"))
         return explains
 
+    def _unit_power(self, signals, artifact) -> int | None:
+        """The finding's numeric feature's unit change (:func:`unit_change`), else None:
+        read once here for the title, the explanation and the fixes alike."""
+        if self.fact(signals, "kind") != "numeric":
+            return None
+        return unit_change(artifact, self.fact(signals, "feature"))
+
     def fix_list(self, signals, artifact):
-        """A unit change (:func:`unit_change`) first gets its own fix: convert the column."""
+        """A unit change (:meth:`_unit_power`) first gets its own fix: convert the column."""
         fixes = super().fix_list(signals, artifact)
-        feature = self.fact(signals, "feature")
-        power = unit_change(artifact, feature) if self.fact(signals, "kind") == "numeric" else None
+        power = self._unit_power(signals, artifact)
         if power is not None:
+            feature = self.fact(signals, "feature")
             fixes.insert(0, UNIT_FIX.format(feature=feature, words=_unit_words(power)))
         return fixes
 
@@ -840,7 +847,7 @@ class FeatureDrift(PeriodDriftHarm, Rule):
         more = f" ({n} of {self.fact(signals, 'n_features')} {columns} drift)" if n and n > 1 else ""
         if feature and kind == "numeric":
             spread = self.fact(signals, "spread") or 1.0
-            power = unit_change(artifact, feature)
+            power = self._unit_power(signals, artifact)
             if power is not None:
                 return (
                     f"{label} is {_unit_words(power)} on test than in training: a unit "
@@ -890,7 +897,7 @@ class FeatureDrift(PeriodDriftHarm, Rule):
                 + " -- so the model meets inputs unlike those it learned from and its "
                 "predictions on them get worse."
             )
-        power = unit_change(artifact, feature) if self.fact(signals, "kind") == "numeric" else None
+        power = self._unit_power(signals, artifact)
         if power is not None:
             return (
                 f"Feature {feature!r} is {_unit_words(power)} in the evaluation data than in "

@@ -280,12 +280,19 @@ def imputing_leaves_chance(artifact) -> bool:
     return not sized_gain(clip, chance)
 
 
+#: the refit without a training-target tail counts as still at chance when it leads its
+#: own chance level by no more than this many noise units: a veto of the tail needs the
+#: refit *at* chance, and a lead of one to two units is ambiguous (the tail keeps the
+#: blame it had before that refit was measured)
+TAIL_REFIT_NOISE_UNITS = 1.0
+
+
 def tail_refit_stays_at_chance(artifact) -> bool:
     """Whether the model, refitted without the training rows whose target lies above
     every test target (``drop_target_tail``), stays within noise of chance: its score
     leads predicting the mean of the kept training targets (``chance_after``) by no more
-    than :data:`NOISE_UNITS` times the noise of that lead (``noise_after``). False when
-    that refit was not measured. The refit is read against its own chance level, not the
+    than :data:`TAIL_REFIT_NOISE_UNITS` times the noise of that lead (``noise_after``).
+    False when that refit was not measured. The refit is read against its own chance level, not the
     model's: the mean of training targets typed x10 is itself pulled off, and a model
     that far off scores so badly that the noise of its score would hide any refit.
 
@@ -299,7 +306,7 @@ def tail_refit_stays_at_chance(artifact) -> bool:
     chance_after = trimmed.values.get("chance_after") if trimmed is not None else None
     if trimmed is None or trimmed.score_after is None or chance_after is None:
         return False
-    margin = trimmed.values.get("noise_after", 0.0)
+    margin = TAIL_REFIT_NOISE_UNITS * trimmed.values.get("noise_after", 0.0)
     return trimmed.score_after - chance_after <= margin
 
 
