@@ -633,6 +633,32 @@ def test_a_code_detached_from_the_other_values_is_reported_at_most_low():
     assert all(f.category != "missing_values" for f in findings_of(near))
 
 
+def _typical(imputed, auc, r2=0.8, noise=0.02):
+    imputed.values.update(rows_auc=auc, column_r2=r2, rows_auc_noise=noise)
+    return imputed
+
+
+def test_a_spike_on_ordinary_rows_of_a_predictable_column_is_a_code_even_without_harm():
+    """A 0 inside the range of its column that imputing does not help was no finding
+    (test above): a real zero looks like that. When the other features predict the
+    column yet cannot tell the zero's rows from the rest, the zeros are lost values on
+    ordinary rows: reported low, titled as a code, its first fix reading it as missing."""
+    coded = with_interventions(artifact(task="regression"),
+                               _typical(_sentinel(0.0, gap=0.0, share=0.3), auc=0.52))
+    found = [f for f in findings_of(coded) if f.category == "missing_values"]
+    assert found and found[0].severity == "low"
+    assert "a code for a missing value" in found[0].title
+    assert found[0].fixes[0].startswith("Read 0 in 'a' as missing")
+    assert "ordinary rows" in found[0].evidence[0].detail
+    for natural in (
+        _typical(_sentinel(0.0, gap=0.0, share=0.3), auc=0.9),  # rows stand apart
+        _typical(_sentinel(0.0, gap=0.0, share=0.3), auc=0.52, r2=0.05),  # says nothing
+        _typical(_sentinel(0.0, gap=0.0, share=0.7), auc=0.52),  # the column's baseline
+    ):
+        data = with_interventions(artifact(task="regression"), natural)
+        assert all(f.category != "missing_values" for f in findings_of(data))
+
+
 def _sent17_relaxed_pair(change, rows_change, gap, share=0.3):
     imputed = _sentinel(change, gap=gap, share=share)
     imputed.values["relaxed"] = 1.0
@@ -921,6 +947,34 @@ def test_a_zero_sentinel_in_a_regression_feature_is_found_and_measured():
     found, _ = _measure(frame, make_pipeline(StandardScaler(), Ridge()), "regression")
     imputed = next(i for i in found if i.kind == "impute_sentinel")
     assert imputed.target == "bmi" and imputed.values["gap"] > 1.0
+
+
+def test_a_code_on_random_rows_sits_on_ordinary_rows_and_a_censored_floor_does_not():
+    """Total cholesterol (s1) is carried by the other blood measures (LDL, HDL, ratio:
+    R² about 0.9). A 0 written on a random quarter of the rows lands on ordinary rows:
+    the other features cannot tell them apart (AUC near 0.5). A floor that censors the
+    lowest quarter at one value is a real fact about those rows: they stand apart."""
+    from mlflow_deepfix.testing.spike_typicality import spike_typicality
+
+    frame = _diabetes().drop(columns="y")
+    coded = frame.copy()
+    coded.loc[np.random.default_rng(0).random(len(frame)) < 0.25, "s1"] = 0.0
+    found = spike_typicality(coded, "s1", 0.0, seed=0)
+    assert found["column_r2"] > 0.5
+    assert abs(found["rows_auc"] - 0.5) < 0.12
+    floor = float(frame["s1"].quantile(0.25))
+    censored = frame.assign(s1=frame["s1"].clip(lower=floor))
+    found = spike_typicality(censored, "s1", floor, seed=0)
+    assert found["column_r2"] > 0.5 and found["rows_auc"] > 0.8
+
+
+def test_the_spike_refit_records_how_ordinary_its_rows_are():
+    frame = _diabetes()
+    frame.loc[np.random.default_rng(1).random(len(frame)) < 0.25, "s1"] = 0.0
+    found, _ = _measure(frame, make_pipeline(StandardScaler(), Ridge()), "regression")
+    imputed = next(i for i in found if i.kind == "impute_sentinel" and i.target == "s1")
+    assert {"rows_auc", "rows_auc_noise", "column_r2"} <= set(imputed.values)
+    assert imputed.values["rows_auc"] < 0.65
 
 
 def test_interventions_are_deterministic():

@@ -26,6 +26,11 @@ minds, and a strong real feature looks like a leak. So the testing step measures
   leave a model at chance and dropping them lifts it; a natural tail that only this
   test split misses (labels unrelated to the rows leave the model at chance either way)
   changes nothing.
+* ``impute_sentinel`` and ``sentinel_rows``: for a spike value (0, -999) in a numeric
+  feature, the same refit with the spike replaced by the median of the other values, and
+  the error on test rows holding it against the rest; the refit's record also says how
+  ordinary the spike's training rows are (:mod:`~.spike_typicality`: a code sits on
+  ordinary rows, a natural point mass on rows the other features tell apart).
 * ``missing_rows``: the error on test rows with a gap in a feature against the rest,
   from the model's own predictions (no refit): natural gaps the model copes with cost
   nothing, a pipeline that mishandles them costs the rows that hold them.
@@ -1103,6 +1108,7 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
         )
         if rows is not None:
             rows.values.update(gap=round(gap, 4))
+        ordinary = _typicality(refit, column, value, seed)
 
         def impute(X_train, X_test, column=column, value=value, fill=fill):
             for frame in (X_train, X_test):
@@ -1121,11 +1127,27 @@ def _sentinels(refit, scorer, pred, test_rows, sentinels, seed) -> list[Interven
                 category="missing_values",
                 target=column,
                 values={"value": value, "share": round(share, 4), "gap": round(gap, 4),
-                        "fill": fill, "relaxed": relaxed},
+                        "fill": fill, "relaxed": relaxed, **ordinary},
                 detail=f"refit with {column!r} == {value:g} replaced by {fill:g} (the median of the rest)",
             )
         )
     return out
+
+
+def _typicality(refit, column: str, value: float, seed: int) -> dict[str, float]:
+    """How ordinary the spike's training rows are (:mod:`spike_typicality`), within the
+    refits' time budget; {} when skipped or not measurable."""
+    from mlflow_deepfix.testing.spike_typicality import spike_typicality
+
+    if time.perf_counter() > refit.deadline:
+        refit.skipped.append(f"typicality of {column!r} == {value:g}")
+        return {}
+    try:
+        return spike_typicality(refit.X_train, column, value, seed) or {}
+    except Exception as error:  # noqa: BLE001 - the refit still measures the spike
+        logger.warning("spike typicality of %r failed: %s: %s", column,
+                       type(error).__name__, error)
+        return {}
 
 
 def _worse_units(rows: Intervention | None) -> float:
