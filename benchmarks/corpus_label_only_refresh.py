@@ -21,14 +21,6 @@ step); only their count of predictors may move, where a constant column is now d
 
 from __future__ import annotations
 
-import argparse
-import json
-import logging
-import multiprocessing as mp
-import os
-import warnings
-from pathlib import Path
-
 import pandas as pd
 
 LEAK_KINDS = ("label_only_feature", "permute_feature", "drop_feature")
@@ -66,22 +58,17 @@ def refresh(record: dict) -> tuple[dict, str]:
     """The record with its label-only entries re-measured, and what happened: ``same``,
     ``changed``, ``mismatch`` (a table without text columns whose fit moved) or
     ``untouched``."""
-    from mlflow_deepfix.bench.corpus.runner import served_inputs
-    from mlflow_deepfix.testing.interventions import MAX_TRAIN_ROWS, _label_only
-    from mlflow_deepfix.testing.predictions import labelled
+    from refresh_pool import interventions_sample
+
+    from mlflow_deepfix.testing.interventions import _label_only
     from mlflow_deepfix.testing.stats.labels import is_classification
-    from mlflow_deepfix.testing.stats.sampling import sample_index
 
     artifact = record.get("artifact")
     columns = leak_columns(artifact) if artifact else []
     if not columns:
         return record, "untouched"
-    _spec, config, inputs = served_inputs(record["case_id"])
+    _config, inputs, features, rows = interventions_sample(record["case_id"])
     target = inputs.target
-    train = labelled(inputs.train, target)
-    features = [c for c in inputs.feature_names if c != target]
-    rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, config.seed)]
-    rows = rows.reset_index(drop=True)
     text = any(not pd.api.types.is_numeric_dtype(rows[c]) for c in features if c in rows)
     old = [dict(i) for i in artifact["interventions"]]
     new_items = []
@@ -104,59 +91,16 @@ def refresh(record: dict) -> tuple[dict, str]:
     return record, status
 
 
-def _work(paths: list[str], dest: str, queue) -> None:
-    warnings.simplefilter("ignore")
-    logging.basicConfig(level=logging.ERROR)
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-    for path in paths:
-        record = json.loads(Path(path).read_text(encoding="utf-8"))
-        try:
-            record, status = refresh(record)
-        except Exception as error:  # noqa: BLE001 - keep the cached record, say so
-            queue.put((Path(path).stem, f"error {type(error).__name__}: {error}"))
-            continue
-        if status in ("changed", "mismatch"):
-            out = Path(dest) / Path(path).name
-            tmp = out.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, default=str), encoding="utf-8")
-            tmp.replace(out)  # replaces the hard link, never the source's file
-        queue.put((Path(path).stem, status))
+def _wants(record: dict) -> bool:
+    return bool(record.get("artifact") and leak_columns(record["artifact"]))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, required=True)
-    parser.add_argument("--dest", type=Path, required=True)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
-    args.dest.mkdir(parents=True, exist_ok=True)
-    todo = []
-    for path in sorted(args.source.glob("*.json")):
-        target = args.dest / path.name
-        if not target.exists():
-            os.link(path, target)
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if record.get("artifact") and leak_columns(record["artifact"]):
-            todo.append(str(path))
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    chunks = [todo[i::args.workers] for i in range(args.workers)]
-    procs = [ctx.Process(target=_work, args=(chunk, str(args.dest), queue)) for chunk in chunks]
-    for proc in procs:
-        proc.start()
-    counts: dict[str, int] = {}
-    for _ in range(len(todo)):
-        case_id, status = queue.get()
-        key = status.split(" ")[0]
-        counts[key] = counts.get(key, 0) + 1
-        if key in ("error", "mismatch"):
-            print(f"{case_id}: {status}", flush=True)
-    for proc in procs:
-        proc.join()
-    print(f"{len(todo)} cases with leak candidates: {counts}")
-    return 0
+    from refresh_pool import run_refresh
+
+    return run_refresh(argv, description=__doc__.splitlines()[0],
+                       module="corpus_label_only_refresh", wants=_wants,
+                       what="cases with leak candidates")
 
 
 if __name__ == "__main__":
