@@ -968,6 +968,26 @@ def test_a_code_on_random_rows_sits_on_ordinary_rows_and_a_censored_floor_does_n
     assert found["column_r2"] > 0.5 and found["rows_auc"] > 0.8
 
 
+def test_spike_typicality_reads_text_bool_and_gaps_and_declines_a_handful_of_rows():
+    """The other features may be text, booleans or hold gaps (a user's frame, not a
+    clean matrix): they are encoded, not refused. Fewer than 10 spike rows: no reading."""
+    from mlflow_deepfix.testing.spike_typicality import MIN_ROWS, spike_typicality
+
+    frame = _diabetes().drop(columns="y")
+    rng = np.random.default_rng(2)
+    frame["sex"] = np.where(frame["sex"] > frame["sex"].median(), "f", "m")
+    frame["flag"] = rng.random(len(frame)) < 0.5
+    frame.loc[rng.random(len(frame)) < 0.1, "s2"] = np.nan
+    frame.loc[rng.random(len(frame)) < 0.2, "s1"] = 0.0
+    found = spike_typicality(frame, "s1", 0.0, seed=0)
+    assert found is not None and all(np.isfinite(v) for v in found.values())
+    assert found["spike_rows"] >= MIN_ROWS
+    few = frame.copy()
+    few["s1"] = _diabetes()["s1"]
+    few.loc[: MIN_ROWS - 2, "s1"] = 0.0
+    assert spike_typicality(few, "s1", 0.0, seed=0) is None
+
+
 def test_the_spike_refit_records_how_ordinary_its_rows_are():
     frame = _diabetes()
     frame.loc[np.random.default_rng(1).random(len(frame)) < 0.25, "s1"] = 0.0
