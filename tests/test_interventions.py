@@ -988,6 +988,24 @@ def test_spike_typicality_reads_text_bool_and_gaps_and_declines_a_handful_of_row
     assert spike_typicality(few, "s1", 0.0, seed=0) is None
 
 
+def test_spike_typicality_reads_the_features_that_carry_a_column_of_a_wide_frame():
+    """On a wide frame the trees read only the MAX_FEATURES columns most correlated with
+    the spike's column: the three that carry it are among them, so a random code on it
+    still reads as ordinary rows of a predictable column."""
+    from mlflow_deepfix.testing.spike_typicality import MAX_FEATURES, _carriers, spike_typicality
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame(rng.normal(size=(600, 2 * MAX_FEATURES)),
+                         columns=[f"x{i}" for i in range(2 * MAX_FEATURES)])
+    frame["total"] = frame[["x7", "x70", "x90"]].sum(axis=1)
+    frame.loc[rng.random(len(frame)) < 0.2, "total"] = 0.0
+    rest = (frame["total"] != 0.0).to_numpy()
+    kept = _carriers(frame.drop(columns="total"), frame["total"], rest)
+    assert kept.shape[1] == MAX_FEATURES and {"x7", "x70", "x90"} <= set(kept.columns)
+    found = spike_typicality(frame, "total", 0.0, seed=0)
+    assert found["column_r2"] > 0.5 and abs(found["rows_auc"] - 0.5) < 0.12
+
+
 def test_the_spike_refit_records_how_ordinary_its_rows_are():
     frame = _diabetes()
     frame.loc[np.random.default_rng(1).random(len(frame)) < 0.25, "s1"] = 0.0
