@@ -677,17 +677,7 @@ class MissingValues(Rule):
                 if coded_spike(imputed):
                     detail += f"; {_ordinary_rows_words(imputed)}"
                 detail += ": it is a missing-value code the model takes at face value"
-            yield self.signal(
-                "intervention",
-                score=score,
-                confidence=0.8,
-                detail=detail,
-                value=share,
-                check="impute_sentinel",
-                column=column,
-                share=share,
-                sentinel=value,
-            )
+            yield self._spike_signal(imputed, share, score=score, confidence=0.8, detail=detail)
 
         harmful = {t[0] for t in harmful_sentinels(artifact)}
         for imputed in artifact.interventions:
@@ -702,10 +692,8 @@ class MissingValues(Rule):
             if gap < ISOLATED_GAP or imputed.values.get("relaxed", 0.0):
                 score = min(score, LOW_CAP)
             value = imputed.values.get("value", 0.0)
-            yield self.signal(
-                "intervention",
-                score=score,
-                confidence=0.6,
+            yield self._spike_signal(
+                imputed, share, score=score, confidence=0.6,
                 detail=(
                     f"{pct(share)} of training rows hold exactly {value:g} in {imputed.target!r}, "
                     f"{gap:.1f} IQRs outside the range of its other values: a code for a missing "
@@ -713,11 +701,6 @@ class MissingValues(Rule):
                     f"{imputed.score_before:.3f} to {imputed.score_after:.3f} (noise "
                     f"{imputed.noise or 0:.3f}), no measurable harm to this model yet"
                 ),
-                value=share,
-                check="impute_sentinel",
-                column=imputed.target,
-                share=share,
-                sentinel=value,
             )
 
     def _unharmful_code(self, imputed, share):
@@ -725,9 +708,8 @@ class MissingValues(Rule):
         (:func:`coded_spike`), whose harm to this model was not measured beyond noise:
         low, from its share."""
         value = imputed.values.get("value", 0.0)
-        return self.signal(
-            "intervention",
-            score=min(interp(share, COLUMN_SCORE), LOW_CAP),
+        return self._spike_signal(
+            imputed, share, score=min(interp(share, COLUMN_SCORE), LOW_CAP),
             confidence=CODE_CONFIDENCE,
             detail=(
                 f"{pct(share)} of training rows hold exactly {value:g} in {imputed.target!r}; "
@@ -736,11 +718,22 @@ class MissingValues(Rule):
                 f"{imputed.score_after:.3f} (noise {imputed.noise or 0:.3f}): no measurable "
                 "harm to this model yet"
             ),
+        )
+
+    def _spike_signal(self, imputed, share, *, score, confidence, detail):
+        """The signal of a refitted spike (``imputed``), whichever reading scored it: each
+        records the same facts (its column, share and value), which the title and the
+        code's fix read."""
+        return self.signal(
+            "intervention",
+            score=score,
+            confidence=confidence,
+            detail=detail,
             value=share,
             check="impute_sentinel",
             column=imputed.target,
             share=share,
-            sentinel=value,
+            sentinel=imputed.values.get("value", 0.0),
         )
 
     def explains_for(self, artifact):
