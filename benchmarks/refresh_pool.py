@@ -31,15 +31,13 @@ def interventions_sample(case_id: str):
     id, without the bug-free refit): ``rows`` is the training sample the interventions
     draw, exactly as ``run_interventions`` draws it (labelled rows, seeded)."""
     from mlflow_deepfix.bench.corpus.runner import served_inputs
-    from mlflow_deepfix.testing.interventions import MAX_TRAIN_ROWS
+    from mlflow_deepfix.testing.interventions import training_sample
     from mlflow_deepfix.testing.predictions import labelled
-    from mlflow_deepfix.testing.stats.sampling import sample_index
 
     _spec, config, inputs = served_inputs(case_id)
     train = labelled(inputs.train, inputs.target)
     features = [c for c in inputs.feature_names if c != inputs.target]
-    rows = train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, config.seed)]
-    return config, inputs, features, rows.reset_index(drop=True)
+    return config, inputs, features, training_sample(train, config.seed)
 
 
 def _work(module: str, paths: list[str], dest: str, queue) -> None:

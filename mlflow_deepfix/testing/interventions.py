@@ -475,6 +475,14 @@ def _contiguous_integers(values: np.ndarray) -> bool:
 # --------------------------------------------------------------------------- public API
 
 
+def training_sample(train: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """The seeded sample of training rows (at most :data:`MAX_TRAIN_ROWS`, indexed
+    0..n-1) that every refit and training-side measurement reads: one definition, so a
+    re-measurement of one cached section (``benchmarks/refresh_pool.py``) draws the same
+    rows."""
+    return train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)].reset_index(drop=True)
+
+
 def refit_inputs(inputs: Any, seed: int, train: pd.DataFrame | None, test: pd.DataFrame,
                  cat_features: Any) -> dict[str, Any]:
     """The keyword arguments every refitting measurement shares (this module's
@@ -582,9 +590,7 @@ def _run_interventions(
     )
     noise = [c for c in noise_candidates(dataset) if c in test_rows.columns]
     train_rows = (
-        train.iloc[sample_index(len(train), MAX_TRAIN_ROWS, seed)].reset_index(drop=True)
-        if train is not None and target in train.columns
-        else None
+        training_sample(train, seed) if train is not None and target in train.columns else None
     )
     tail = (
         target_tail_rows(train_rows[target], test_rows[target])
